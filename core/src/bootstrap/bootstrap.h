@@ -1,0 +1,59 @@
+// How ranks find each other: rank, size, host identity, and a small
+// key-value store (put / get / allgather / barrier) shared by the job.
+//
+// Backends: the horovodrun rendezvous service (HOROVOD_RENDEZVOUS_ADDR,
+// HOROVOD_RENDEZVOUS_PORT, HOROVOD_SECRET_KEY; every message HMAC-SHA256
+// authenticated), PMIx (mpirun, srun: PMIX_RANK and friends), and a
+// single-process default (size 1). Selected by [bootstrap] backend ("auto"
+// picks the first whose environment is present).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hvd {
+
+class Config;
+
+struct HostLayout {
+  int local_rank = 0, local_size = 1;  // among ranks of this host
+  int cross_rank = 0, cross_size = 1;  // this host among hosts
+  std::string hostname;
+  std::vector<int> host_of;  // world rank -> host index (hosts in order of
+                             // their lowest rank)
+};
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual std::string backend() const = 0;  // "rendezvous", "pmix", "single"
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Filled at creation (allgather of host identities, or the launcher's
+  // HOROVOD_LOCAL_RANK etc. when set).
+  const HostLayout& layout() const { return layout_; }
+
+  // Publishes `value` under (this rank, key). Keys may be re-put.
+  virtual void put(const std::string& key, const std::vector<uint8_t>& value) = 0;
+  // Waits up to `timeout` for (rank, key); throws hvd::Error HVD_ERR_TIMEOUT
+  // naming the key and rank.
+  virtual std::vector<uint8_t> get(int rank, const std::string& key,
+                                   std::chrono::milliseconds timeout) = 0;
+  // Every rank's `mine`, in rank order. Collective.
+  virtual std::vector<std::vector<uint8_t>> allgather(
+      const std::vector<uint8_t>& mine);
+  virtual void barrier();
+
+  // The backend chosen by the configuration and environment.
+  static std::unique_ptr<Bootstrap> create(const Config& config);
+
+ protected:
+  void compute_layout();  // from HOROVOD_* vars or an allgather of hostnames
+  HostLayout layout_;
+  uint64_t collective_seq_ = 0;  // names successive allgathers/barriers
+};
+
+}  // namespace hvd

@@ -1,0 +1,62 @@
+// The control plane: the core's own TCP connections along a tree rooted at
+// rank 0 (each rank connects to its parent; addresses exchanged through the
+// bootstrap), independent of the data transport. It carries the small
+// messages of negotiation (gather to the root, broadcast from it),
+// heartbeats, and failures.
+//
+// A rank that dies (connection reset) or stops answering heartbeats for
+// [runtime] peer_timeout is declared failed; the failure floods the tree so
+// every rank learns which rank failed, and every blocked or later call
+// throws hvd::Error(HVD_ERR_PEER_FAILED, "rank R (host H) failed: ...", R).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hvd {
+
+class Bootstrap;
+class Config;
+
+struct PeerFailure {
+  int rank = -1;
+  std::string reason;  // "connection closed", "no heartbeat for 10 s", ...
+};
+
+class ControlPlane {
+ public:
+  // Collective: every rank of the bootstrap's world constructs one. Reads
+  // runtime.peer_timeout and runtime.heartbeat_interval.
+  ControlPlane(Bootstrap& bootstrap, const Config& config);
+  ~ControlPlane();  // graceful: tells the tree this rank is leaving
+
+  int rank() const;
+  int size() const;
+
+  // Collective over the world, called by every rank in the same order from
+  // one thread (the background thread). gather: the root receives every
+  // rank's message in rank order, others get {}. broadcast: every rank
+  // returns the root's message (the argument is ignored off the root).
+  std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine);
+  std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root);
+
+  // A failure seen here or reported by any rank; empty while healthy.
+  std::optional<PeerFailure> failure() const;
+  // Called once, from the control plane's thread, when a failure is known.
+  void on_failure(std::function<void(const PeerFailure&)> callback);
+  // Declares `rank` failed (e.g. a transport saw its connection drop) and
+  // propagates it to all ranks.
+  void report_failure(int rank, const std::string& reason);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hvd
