@@ -26,8 +26,15 @@ function(horovod_add_plugin kind name)
   if(COMMAND horovod_warnings)
     horovod_warnings(${target})
   endif()
+  # A vendor's project may not include GNUInstallDirs; plugins then go to
+  # lib/horovod/ of its prefix. -DHOROVOD_PLUGIN_INSTALL_DIR=${Horovod_PLUGIN_DIR}
+  # installs into the Horovod install's own plugin folder instead.
   if(NOT DEFINED HOROVOD_PLUGIN_INSTALL_DIR)
-    set(HOROVOD_PLUGIN_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/horovod)
+    if(CMAKE_INSTALL_LIBDIR)
+      set(HOROVOD_PLUGIN_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/horovod)
+    else()
+      set(HOROVOD_PLUGIN_INSTALL_DIR lib/horovod)
+    endif()
   endif()
   install(TARGETS ${target} LIBRARY DESTINATION ${HOROVOD_PLUGIN_INSTALL_DIR})
 endfunction()

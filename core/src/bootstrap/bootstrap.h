@@ -54,6 +54,17 @@ class Bootstrap {
   void compute_layout();  // from HOROVOD_* vars or an allgather of hostnames
   HostLayout layout_;
   uint64_t collective_seq_ = 0;  // names successive allgathers/barriers
+
+  // A key for the next collective, unused by any earlier one of this
+  // process: "hvd.bootstrap.<instance>.<seq>". Instances are numbered in
+  // creation order, the same on every rank.
+  std::string next_collective_key();
+  // Bounds collectives (allgather, barrier): runtime.start_timeout.
+  std::chrono::milliseconds collective_timeout_{30000};
+
+ private:
+  static uint64_t next_instance();
+  const uint64_t instance_ = next_instance();
 };
 
 }  // namespace hvd

@@ -28,6 +28,10 @@ struct ConfigLoadOptions {
   std::string path;
   // Environment to read; nullptr: the process environment (environ).
   const std::map<std::string, std::string>* environment = nullptr;
+  // Where ./horovod.toml is looked for; empty: the current directory.
+  std::string working_directory;
+  // Where the system-wide horovod.toml is looked for; empty: /etc/horovod.
+  std::string system_directory;
 };
 
 // A rule of [[<collective>.rules]]: messages in [min_bytes, max_bytes) go to
@@ -47,6 +51,8 @@ class Config {
 
   // The file read, or "" when only defaults and environment apply.
   const std::string& file() const;
+  // The locations looked at, in order, up to and including the one read.
+  const std::vector<std::string>& searched() const;
 
   // Typed access to the core's known keys. Throws HVD_ERR_INTERNAL for a
   // key that is not in the schema (a bug, not a user error).
@@ -55,7 +61,7 @@ class Config {
   double get_float(const std::string& key) const;
   std::string get_string(const std::string& key) const;
   std::vector<std::string> get_strings(const std::string& key) const;
-  uint64_t get_bytes(const std::string& key) const;               // sizes
+  uint64_t get_bytes(const std::string& key) const;  // sizes
   std::chrono::nanoseconds get_duration(const std::string& key) const;
 
   // Where a key's effective value came from: "default", "FILE:LINE:COL" or
@@ -102,5 +108,10 @@ class Config {
 // false on bad text.
 bool parse_bytes(const std::string& text, uint64_t* out);
 bool parse_duration(const std::string& text, std::chrono::nanoseconds* out);
+
+// A documented horovod.toml holding every key at its default, rendered from
+// the schema (config/horovod.toml is this text; `horovod-info --defaults`
+// prints it).
+std::string default_config_text();
 
 }  // namespace hvd

@@ -28,11 +28,36 @@ struct PeerFailure {
   std::string reason;  // "connection closed", "no heartbeat for 10 s", ...
 };
 
+// What the control plane reads from the configuration; tests and tools may
+// build one directly.
+struct ControlPlaneOptions {
+  std::chrono::milliseconds peer_timeout{10000};       // runtime.peer_timeout
+  std::chrono::milliseconds heartbeat_interval{1000};  // runtime.heartbeat_interval
+  std::chrono::milliseconds start_timeout{30000};      // runtime.start_timeout
+  std::chrono::microseconds spin_time{50};             // runtime.spin_time
+  int tree_arity = 4;  // see tree.h for why four
+  // Part of the handshake: a connection from another job or epoch is
+  // refused.
+  std::string job_id;  // HOROVOD_JOB_ID
+  uint64_t epoch = 0;
+  // Interfaces to listen on (HOROVOD_NETWORK_INTERFACES; the first with an
+  // IPv4 address is used); empty: see net.h.
+  std::vector<std::string> interfaces;
+  // This rank's host for messages; empty: the bootstrap's, else
+  // HOROVOD_HOSTNAME, else gethostname().
+  std::string hostname;
+};
+
+// The options `config` gives, with job id and interfaces from the
+// environment when the configuration has none.
+ControlPlaneOptions control_plane_options(const Config& config);
+
 class ControlPlane {
  public:
   // Collective: every rank of the bootstrap's world constructs one. Reads
   // runtime.peer_timeout and runtime.heartbeat_interval.
   ControlPlane(Bootstrap& bootstrap, const Config& config);
+  ControlPlane(Bootstrap& bootstrap, const ControlPlaneOptions& options);
   ~ControlPlane();  // graceful: tells the tree this rank is leaving
 
   int rank() const;

@@ -14,6 +14,12 @@ const hvd_device_api* device_api();
 // Host reduction kernels, vectorised per dtype: dst = a op b. fp16 and bf16
 // are computed in float and rounded to nearest even. op in SUM, MIN, MAX,
 // PRODUCT; bool treats SUM/MAX as logical or, PRODUCT/MIN as logical and.
+// Integers wrap. dst may be a or b. Throws hvd::Error (invalid argument) for
+// an unknown dtype or another op.
+//
+// scale_host: floats are scaled in at least float precision (float32 and
+// float64 in double); integers in double, truncated toward zero and
+// saturated; bool stays true only for a nonzero factor. factor 1 is a no-op.
 void reduce_host(hvd_dtype dtype, hvd_reduce_op op, void* dst, const void* a,
                  const void* b, size_t count);
 void scale_host(hvd_dtype dtype, void* buf, size_t count, double factor);
@@ -25,6 +31,15 @@ const char* op_name(hvd_reduce_op op);
 // non-temporal threshold derived from a huge reported L3, which halves the
 // bandwidth of 64-128 MiB copies; this routine uses streaming stores past a
 // sane threshold.
+// dst and src should not overlap (if they do, this is memmove).
 void copy_large(void* dst, const void* src, size_t bytes);
+// Copies of at least this many bytes use streaming stores (SIZE_MAX: never).
+size_t copy_large_threshold();
+
+// Runs fn(arg) in stream order: on the stream's worker for a host stream
+// (the fake device), through cudaLaunchHostFunc for a CUDA stream, at once
+// on the calling thread for a NULL stream. fn must not call the device
+// layer for the same stream.
+hvd_status launch_host_func(hvd_stream stream, void (*fn)(void*), void* arg);
 
 }  // namespace hvd

@@ -4,6 +4,7 @@
 // layer and the timeline hooks.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,7 @@ struct HostServicesOptions {
   Bootstrap* bootstrap = nullptr;        // nullptr: bootstrap calls fail
   const hvd_device_api* device = nullptr;// nullptr: the host device layer
   TimelineHooks* timeline = nullptr;     // nullptr: hooks do nothing
+  uint64_t epoch = 0;                    // hvd_world.epoch
 };
 
 // Owns the table and everything it points to; keep it alive as long as the

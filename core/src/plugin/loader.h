@@ -10,8 +10,10 @@
 //
 // Every failure throws hvd::Error whose message names the plugin, every path
 // tried with why it failed (dlerror() text, missing entry symbol, "built for
-// ABI 2.0, core is 1.0", "table of 40 bytes, 1.0 needs 216", "required
-// function 'isend' missing"), with HVD_ERR_NOT_FOUND or HVD_ERR_VERSION.
+// ABI 2.0, this core is 1.0", "table of 40 bytes, ABI 1.0 needs 216",
+// "required function 'isend' missing"), with HVD_ERR_NOT_FOUND or
+// HVD_ERR_VERSION. The first file that exists along the path is the one: a
+// broken plugin is an error, never a reason to try the next folder.
 #pragma once
 
 #include <memory>
@@ -78,5 +80,11 @@ class PluginLoader {
  private:
   std::vector<std::string> path_;
 };
+
+// Create an instance of a loaded plugin through its init(). A failure throws
+// hvd::Error with the plugin's status, naming the plugin, its path and the
+// plugin's own message (last_error(NULL)).
+hvd_transport* init_transport(const Plugin& plugin, const hvd_host* host);
+hvd_reducer* init_reducer(const Plugin& plugin, const hvd_host* host);
 
 }  // namespace hvd

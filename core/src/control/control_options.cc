@@ -1,0 +1,49 @@
+// The control plane's settings from the configuration (kept apart so the
+// rest of the room builds and tests without it).
+#include <cstdlib>
+#include <sstream>
+
+#include "bootstrap/bootstrap.h"
+#include "config/config.h"
+#include "control/control_plane.h"
+
+namespace hvd {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+ControlPlaneOptions control_plane_options(const Config& config) {
+  using std::chrono::duration_cast;
+  using std::chrono::microseconds;
+  using std::chrono::milliseconds;
+  ControlPlaneOptions options;
+  options.peer_timeout = duration_cast<milliseconds>(config.get_duration("runtime.peer_timeout"));
+  options.heartbeat_interval =
+      duration_cast<milliseconds>(config.get_duration("runtime.heartbeat_interval"));
+  options.start_timeout =
+      duration_cast<milliseconds>(config.get_duration("runtime.start_timeout"));
+  options.spin_time = duration_cast<microseconds>(config.get_duration("runtime.spin_time"));
+  if (const char* job = std::getenv("HOROVOD_JOB_ID")) options.job_id = job;
+  // The tcp transport's interfaces (HOROVOD_NETWORK_INTERFACES, horovodrun
+  // --network-interfaces) are the ones this job may use; its built-in
+  // default names no particular host's, so it is not taken here.
+  if (config.source("transport.tcp.interfaces") != "default")
+    options.interfaces = config.get_strings("transport.tcp.interfaces");
+  else if (const char* names = std::getenv("HOROVOD_NETWORK_INTERFACES"))
+    options.interfaces = split_commas(names);
+  return options;
+}
+
+ControlPlane::ControlPlane(Bootstrap& bootstrap, const Config& config)
+    : ControlPlane(bootstrap, control_plane_options(config)) {}
+
+}  // namespace hvd

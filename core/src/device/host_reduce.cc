@@ -1,0 +1,90 @@
+#include <string>
+
+#include "common/error.h"
+#include "device/device.h"
+#include "device/host_kernels.h"
+
+namespace hvd {
+namespace {
+
+const HostKernels& pick_kernels() {
+#if defined(HVD_HAVE_AVX2_KERNELS)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) {
+    return host_kernels_avx2();
+  }
+#endif
+  return host_kernels_generic();
+}
+
+int kernel_op(hvd_reduce_op op) {
+  switch (op) {
+    case HVD_OP_SUM: return kKernelSum;
+    case HVD_OP_MIN: return kKernelMin;
+    case HVD_OP_MAX: return kKernelMax;
+    case HVD_OP_PRODUCT: return kKernelProduct;
+  }
+  throw Error(HVD_ERR_INVALID_ARGUMENT,
+              std::string("host reduction: op ") + op_name(op) +
+                  " is not a kernel op (SUM, MIN, MAX, PRODUCT)");
+}
+
+void check_dtype(hvd_dtype dtype) {
+  if (dtype < 0 || dtype >= HVD_DTYPE_COUNT) {
+    throw Error(HVD_ERR_INVALID_ARGUMENT,
+                "host reduction: unknown dtype " + std::to_string(dtype));
+  }
+}
+
+}  // namespace
+
+const HostKernels& host_kernels() {
+  static const HostKernels& kernels = pick_kernels();
+  return kernels;
+}
+
+void reduce_host(hvd_dtype dtype, hvd_reduce_op op, void* dst, const void* a,
+                 const void* b, size_t count) {
+  check_dtype(dtype);
+  const int k = kernel_op(op);
+  if (count == 0) return;
+  host_kernels().reduce[dtype][k](dst, a, b, count);
+}
+
+void scale_host(hvd_dtype dtype, void* buf, size_t count, double factor) {
+  check_dtype(dtype);
+  if (count == 0 || factor == 1.0) return;
+  host_kernels().scale[dtype](buf, count, factor);
+}
+
+size_t dtype_size(hvd_dtype dtype) {
+  switch (dtype) {
+    case HVD_UINT8:
+    case HVD_INT8:
+    case HVD_BOOL: return 1;
+    case HVD_UINT16:
+    case HVD_INT16:
+    case HVD_FLOAT16:
+    case HVD_BFLOAT16: return 2;
+    case HVD_INT32:
+    case HVD_FLOAT32: return 4;
+    case HVD_INT64:
+    case HVD_FLOAT64: return 8;
+  }
+  return 0;
+}
+
+const char* dtype_name(hvd_dtype dtype) {
+  static const char* names[HVD_DTYPE_COUNT] = {
+      "uint8",   "int8",     "uint16",  "int16",   "int32", "int64",
+      "float16", "bfloat16", "float32", "float64", "bool"};
+  return dtype >= 0 && dtype < HVD_DTYPE_COUNT ? names[dtype] : "unknown dtype";
+}
+
+const char* op_name(hvd_reduce_op op) {
+  static const char* names[HVD_OP_COUNT] = {"SUM", "AVERAGE", "MIN",
+                                            "MAX", "PRODUCT", "ADASUM"};
+  return op >= 0 && op < HVD_OP_COUNT ? names[op] : "unknown op";
+}
+
+}  // namespace hvd

@@ -1,0 +1,413 @@
+#include "p2p/engine.h"
+
+#include <poll.h>
+#include <time.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/log.h"
+
+// One message of the p2p layer: one or more transport requests (chunks).
+struct hvd_p2p_request_s {
+  static constexpr uint32_t kMaxWindow = 4;
+  hvd::p2p::Link* link = nullptr;
+  bool send = false;
+  uint8_t* buf = nullptr;
+  size_t bytes = 0;
+  uint64_t tag = 0;
+  hvd_mr* mr = nullptr;
+  size_t next_offset = 0;  // start of the next chunk to post
+  bool posted_any = false;
+  bool ended = false;      // a chunk came short: the message is over
+  size_t completed = 0;    // bytes of finished chunks
+  uint32_t inflight = 0;
+  hvd_request* chunk[kMaxWindow] = {};
+  size_t chunk_bytes[kMaxWindow] = {};
+  hvd_status status = HVD_OK;
+  int32_t peer = -1;
+  hvd_p2p_request_s* next_free = nullptr;
+};
+
+namespace hvd::p2p {
+namespace {
+
+Engine* engine_of(hvd_p2p* p) { return p->engine; }
+
+const hvd_team* api_team(hvd_p2p* p) { return p->team->view(); }
+
+hvd_status api_isend(hvd_p2p* p, int32_t peer, const void* buf, size_t bytes,
+                     uint32_t step, hvd_p2p_request** req) {
+  return engine_of(p)->isend(p, peer, buf, bytes, step, req);
+}
+
+hvd_status api_irecv(hvd_p2p* p, int32_t peer, void* buf, size_t bytes,
+                     uint32_t step, hvd_p2p_request** req) {
+  return engine_of(p)->irecv(p, peer, buf, bytes, step, req);
+}
+
+hvd_status api_test(hvd_p2p* p, hvd_p2p_request* req, int32_t* done,
+                    hvd_completion* out) {
+  return engine_of(p)->test(req, done, out);
+}
+
+hvd_status api_subteam(hvd_p2p* p, const int32_t* members, int32_t count,
+                       hvd_p2p** out) {
+  return engine_of(p)->subteam(p, members, count, out);
+}
+
+const hvd_transport_collectives* api_native(hvd_p2p*, hvd_coll_comm** comm) {
+  // Neither built-in transport has native collectives; a transport that has
+  // them gets its communicator created here once the planner uses them.
+  if (comm) *comm = nullptr;
+  return nullptr;
+}
+
+const hvd_p2p_api kApi = {
+    sizeof(hvd_p2p_api), nullptr, api_team,   api_isend,  api_irecv,
+    api_test,            api_subteam, api_native, nullptr,
+};
+
+}  // namespace
+
+Engine::Engine(int32_t world_rank, int32_t world_size, uint64_t epoch)
+    : world_rank_(world_rank),
+      world_size_(world_size),
+      epoch_(epoch),
+      links_(world_size),
+      reported_(world_size, false),
+      last_activity_(std::chrono::steady_clock::now()) {}
+
+Engine::~Engine() {
+  for (Link& link : links_) {
+    if (link.conn) link.transport->api().conn_close(link.conn);
+  }
+  caches_.clear();
+  transports_.clear();
+}
+
+const hvd_p2p_api* Engine::api() { return &kApi; }
+
+Transport* Engine::add_transport(std::unique_ptr<Transport> transport) {
+  Transport* t = transport.get();
+  transports_.push_back(std::move(transport));
+  caches_.push_back(t->needs_mr() ? std::make_unique<RegistrationCache>(
+                                        &t->api(), t->instance(), 64)
+                                  : nullptr);
+  layouts_.push_back(std::make_unique<TagLayout>(t->properties().tag_bits));
+  return t;
+}
+
+void Engine::add_link(int32_t peer, Transport* transport, hvd_conn* conn) {
+  size_t index = 0;
+  while (transports_[index].get() != transport) ++index;
+  const hvd_transport_properties& props = transport->properties();
+  Link& link = links_.at(peer);
+  link.peer = peer;
+  link.transport = transport;
+  link.conn = conn;
+  link.cache = caches_[index].get();
+  link.tags = layouts_[index].get();
+  link.chunk_bytes =
+      props.max_message_bytes ? props.max_message_bytes : UINT64_MAX;
+  uint32_t window = props.max_requests ? props.max_requests : 4;
+  link.window = std::clamp<uint32_t>(window, 1, hvd_p2p_request_s::kMaxWindow);
+}
+
+bool Engine::connected(int32_t peer) const {
+  return peer >= 0 && peer < world_size_ && links_[peer].conn != nullptr;
+}
+
+bool Engine::needs_registration() const {
+  for (const auto& t : transports_) {
+    if (t->needs_mr()) return true;
+  }
+  return false;
+}
+
+void Engine::register_permanent(const void* buf, size_t bytes) {
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    if (!caches_[i]) continue;
+    hvd_status s = caches_[i]->add_permanent(buf, bytes, {HVD_MEM_HOST, 0});
+    if (s != HVD_OK) {
+      throw Error(s, transports_[i]->error("registering a buffer of " +
+                                           std::to_string(bytes) + " bytes"));
+    }
+  }
+}
+
+void Engine::forget_registration(const void* buf, size_t bytes) {
+  for (auto& cache : caches_) {
+    if (cache) cache->forget(buf, bytes);
+  }
+}
+
+void Engine::set_failure_reporter(
+    std::function<void(int32_t, const std::string&)> reporter) {
+  reporter_ = std::move(reporter);
+}
+
+void Engine::reset_context(hvd_p2p_s* context, const Team* team,
+                           uint32_t process_set, uint64_t sequence) {
+  context->engine = this;
+  context->team = team;
+  context->root = context;
+  context->tag = TagFields{};
+  context->tag.process_set = process_set;
+  context->tag.sequence = sequence;
+  context->tag.epoch = epoch_;
+  context->subteams_used = 0;
+}
+
+hvd_status Engine::isend(hvd_p2p_s* p, int32_t peer, const void* buf,
+                         size_t bytes, uint32_t step,
+                         hvd_p2p_request_s** out) {
+  return post(p, true, peer, const_cast<void*>(buf), bytes, step, out);
+}
+
+hvd_status Engine::irecv(hvd_p2p_s* p, int32_t peer, void* buf, size_t bytes,
+                         uint32_t step, hvd_p2p_request_s** out) {
+  return post(p, false, peer, buf, bytes, step, out);
+}
+
+hvd_status Engine::post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
+                        size_t bytes, uint32_t step,
+                        hvd_p2p_request_s** out) {
+  if (!out || peer < 0 || peer >= p->team->size() ||
+      peer == p->team->rank() || (bytes > 0 && !buf) || step > 0xffff) {
+    last_error_ = std::string(send ? "isend" : "irecv") + " to team rank " +
+                  std::to_string(peer) + " of " +
+                  std::to_string(p->team->size()) + " (step " +
+                  std::to_string(step) + ", " + std::to_string(bytes) +
+                  " bytes): invalid argument";
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
+  int32_t world_peer = p->team->world_rank(peer);
+  Link& link = links_[world_peer];
+  if (!link.conn) {
+    last_error_ = "no connection to rank " + std::to_string(world_peer);
+    return HVD_ERR_INTERNAL;
+  }
+  hvd_p2p_request_s* req = take_request();
+  req->link = &link;
+  req->send = send;
+  req->buf = static_cast<uint8_t*>(buf);
+  req->bytes = bytes;
+  TagFields fields = p->tag;
+  fields.step = step;
+  req->tag = link.tags->compose(fields);
+  if (link.cache) {
+    hvd_status s = link.cache->acquire(buf, bytes, {HVD_MEM_HOST, 0}, &req->mr);
+    if (s != HVD_OK) {
+      last_error_ = link.transport->error("registering " +
+                                          std::to_string(bytes) + " bytes");
+      give_back(req);
+      return s;
+    }
+  }
+  post_chunks(req);
+  note_activity();
+  *out = req;
+  return HVD_OK;
+}
+
+void Engine::post_chunks(hvd_p2p_request_s* req) {
+  Link& link = *req->link;
+  const hvd_transport_api& api = link.transport->api();
+  while (req->status == HVD_OK && !req->ended &&
+         req->inflight < link.window &&
+         (req->next_offset < req->bytes || !req->posted_any)) {
+    size_t chunk = static_cast<size_t>(
+        std::min<uint64_t>(link.chunk_bytes, req->bytes - req->next_offset));
+    hvd_request* r = nullptr;
+    uint8_t* at = req->buf ? req->buf + req->next_offset : nullptr;
+    hvd_status s =
+        req->send ? api.isend(link.conn, at, chunk, req->tag, req->mr, &r)
+                  : api.irecv(link.conn, at, chunk, req->tag, req->mr, &r);
+    if (s == HVD_AGAIN) return;
+    if (s != HVD_OK) {
+      fail(req, s, link.peer,
+           link.transport->error(std::string(req->send ? "isend" : "irecv") +
+                                 " of " + std::to_string(chunk) +
+                                 " bytes with rank " +
+                                 std::to_string(link.peer)));
+      return;
+    }
+    req->chunk[req->inflight] = r;
+    req->chunk_bytes[req->inflight] = chunk;
+    ++req->inflight;
+    req->next_offset += chunk;
+    req->posted_any = true;
+  }
+}
+
+hvd_status Engine::test(hvd_p2p_request_s* req, int32_t* done,
+                        hvd_completion* out) {
+  *done = 0;
+  if (req->status == HVD_OK) post_chunks(req);
+  Link& link = *req->link;
+  const hvd_transport_api& api = link.transport->api();
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < req->inflight && req->status == HVD_OK; ++i) {
+    int32_t finished = 0;
+    hvd_completion c{};
+    c.struct_size = sizeof(c);
+    c.peer = -1;
+    hvd_status s = api.test(req->chunk[i], &finished, &c);
+    if (s == HVD_AGAIN) s = HVD_OK;
+    if (s == HVD_OK && !finished) {
+      req->chunk[kept] = req->chunk[i];
+      req->chunk_bytes[kept] = req->chunk_bytes[i];
+      ++kept;
+      continue;
+    }
+    hvd_status result = s != HVD_OK ? s : c.status;
+    if (result != HVD_OK) {
+      int32_t at_fault = c.peer >= 0 ? c.peer : link.peer;
+      fail(req, result, at_fault,
+           link.transport->error(
+               std::string(req->send ? "send to" : "receive from") +
+               " rank " + std::to_string(link.peer) + " failed (" +
+               status_name(result) + ")"));
+      break;
+    }
+    note_activity();
+    req->completed += c.bytes;
+    if (!req->send && c.bytes < req->chunk_bytes[i]) req->ended = true;
+  }
+  if (req->status == HVD_OK) {
+    req->inflight = kept;
+    post_chunks(req);
+  }
+  bool finished = req->status != HVD_OK ||
+                  (req->inflight == 0 &&
+                   (req->ended || (req->posted_any &&
+                                   req->next_offset >= req->bytes)));
+  if (!finished) return HVD_OK;
+  if (out) {
+    out->struct_size = sizeof(hvd_completion);
+    out->status = req->status;
+    out->peer = req->status == HVD_OK ? -1 : req->peer;
+    out->bytes = req->completed;
+  }
+  *done = 1;
+  give_back(req);
+  return HVD_OK;
+}
+
+void Engine::fail(hvd_p2p_request_s* req, hvd_status status, int32_t peer,
+                  const std::string& message) {
+  req->status = status;
+  req->peer = peer;
+  last_error_ = message;
+  if (aborted_ || peer < 0 || peer >= world_size_ || peer == world_rank_) {
+    return;
+  }
+  if (!reported_[peer]) {
+    reported_[peer] = true;
+    HVD_LOG(ERROR) << message;
+    if (reporter_) reporter_(peer, message);
+  }
+}
+
+hvd_status Engine::subteam(hvd_p2p_s* p, const int32_t* members,
+                           int32_t count, hvd_p2p_s** out) {
+  hvd_p2p_s* root = p->root;
+  size_t index = root->subteams_used;
+  try {
+    // A cached sub-team is reused when it has the same members in the same
+    // order (as world ranks, so a sub-team of a sub-team is told apart).
+    bool reuse = index < root->sub_teams.size() &&
+                 root->sub_teams[index]->size() == count;
+    for (int32_t i = 0; reuse && i < count; ++i) {
+      reuse = members[i] >= 0 && members[i] < p->team->size() &&
+              root->sub_teams[index]->world_rank(i) ==
+                  p->team->world_rank(members[i]);
+    }
+    if (!reuse) {
+      std::unique_ptr<Team> team = p->team->subteam(members, count);
+      auto context = std::make_unique<hvd_p2p_s>();
+      if (index < root->sub_teams.size()) {
+        root->sub_teams[index] = std::move(team);
+        root->sub_contexts[index] = std::move(context);
+      } else {
+        root->sub_teams.push_back(std::move(team));
+        root->sub_contexts.push_back(std::move(context));
+      }
+    }
+  } catch (const Error& e) {
+    last_error_ = e.what();
+    return e.status();
+  }
+  hvd_p2p_s* sub = root->sub_contexts[index].get();
+  sub->engine = this;
+  sub->team = root->sub_teams[index].get();
+  sub->root = root;
+  sub->tag = root->tag;
+  sub->tag.subteam = static_cast<uint32_t>(index + 1);
+  root->subteams_used = index + 1;
+  *out = sub;
+  return HVD_OK;
+}
+
+void Engine::progress() {
+  for (const auto& t : transports_) {
+    if (t->needs_progress() && t->api().progress) {
+      t->api().progress(t->instance());
+    }
+  }
+}
+
+void Engine::note_activity() {
+  last_activity_ = std::chrono::steady_clock::now();
+}
+
+void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_activity_ < spin_) return;  // still spinning
+  constexpr auto kNap = std::chrono::microseconds(100);
+  pollfd fds[8];
+  nfds_t n = 0;
+  for (const auto& t : transports_) {
+    const hvd_transport_api& api = t->api();
+    int fd = api.wait_fd ? api.wait_fd(t->instance()) : -1;
+    if (fd < 0 || n == 7) {
+      max_sleep = std::min<std::chrono::nanoseconds>(max_sleep, kNap);
+      continue;
+    }
+    if (api.wait_arm && api.wait_arm(t->instance()) == HVD_AGAIN) return;
+    fds[n++] = {fd, POLLIN, 0};
+  }
+  if (extra_fd >= 0) fds[n++] = {extra_fd, POLLIN, 0};
+  if (max_sleep <= std::chrono::nanoseconds::zero()) return;
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(max_sleep.count() / 1000000000);
+  ts.tv_nsec = static_cast<long>(max_sleep.count() % 1000000000);
+  ppoll(fds, n, &ts, nullptr);
+}
+
+void Engine::abort(hvd_status reason, int32_t peer) {
+  aborted_ = true;
+  for (const auto& t : transports_) {
+    if (t->api().abort) t->api().abort(t->instance(), reason, peer);
+  }
+}
+
+hvd_p2p_request_s* Engine::take_request() {
+  if (!free_) {
+    requests_.push_back(std::make_unique<hvd_p2p_request_s>());
+    return requests_.back().get();
+  }
+  hvd_p2p_request_s* req = free_;
+  free_ = req->next_free;
+  return req;
+}
+
+void Engine::give_back(hvd_p2p_request_s* req) {
+  if (req->mr && req->link && req->link->cache) req->link->cache->release(req->mr);
+  *req = hvd_p2p_request_s{};
+  req->next_free = free_;
+  free_ = req;
+}
+
+}  // namespace hvd::p2p

@@ -1,0 +1,148 @@
+// The core's point-to-point layer: what reducers reach through hvd_p2p_api.
+//
+// The engine owns the transports and one connection per peer (the mesh,
+// see mesh.h): a peer on this host over the `intra` transport, others over
+// `inter`. It composes transport tags from (process set, task sequence,
+// sub-team, step, epoch) within each transport's tag_bits, splits messages
+// above max_message_bytes into chunks (several in flight, matched in
+// order), registers buffers through a registration cache when a transport
+// needs it, and recycles its request objects, so nothing is allocated per
+// message once warm. A transport failure is reported once, with the peer,
+// to the failure reporter (the control plane).
+//
+// Everything here runs on the background thread except abort().
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "horovod/reducer.h"
+#include "p2p/registration_cache.h"
+#include "p2p/tags.h"
+#include "p2p/team.h"
+#include "p2p/transport.h"
+
+namespace hvd::p2p {
+class Engine;
+}
+
+// The context of one task (hvd_p2p): its team and the tag fields of its
+// messages. Sub-teams are kept by the task's root context and reused by the
+// next task that asks for the same members in the same order.
+struct hvd_p2p_s {
+  hvd::p2p::Engine* engine = nullptr;
+  const hvd::p2p::Team* team = nullptr;
+  hvd::p2p::TagFields tag;
+  hvd_p2p_s* root = this;
+  // Root only:
+  std::vector<std::unique_ptr<hvd::p2p::Team>> sub_teams;
+  std::vector<std::unique_ptr<hvd_p2p_s>> sub_contexts;
+  size_t subteams_used = 0;
+};
+
+struct hvd_p2p_request_s;
+
+namespace hvd::p2p {
+
+// A connection to one peer and what sending to it needs.
+struct Link {
+  int32_t peer = -1;  // world rank
+  Transport* transport = nullptr;
+  hvd_conn* conn = nullptr;
+  RegistrationCache* cache = nullptr;  // null when no registration needed
+  const TagLayout* tags = nullptr;
+  uint64_t chunk_bytes = 0;  // largest message
+  uint32_t window = 1;       // chunks in flight per request
+};
+
+class Engine {
+ public:
+  Engine(int32_t world_rank, int32_t world_size, uint64_t epoch);
+  ~Engine();  // closes connections, then finalizes transports
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int32_t world_rank() const { return world_rank_; }
+  int32_t world_size() const { return world_size_; }
+  uint64_t epoch() const { return epoch_; }
+
+  // Set-up (the mesh calls these).
+  Transport* add_transport(std::unique_ptr<Transport> transport);
+  void add_link(int32_t peer, Transport* transport, hvd_conn* conn);
+  const std::vector<std::unique_ptr<Transport>>& transports() const {
+    return transports_;
+  }
+  bool connected(int32_t peer) const;
+  // Whether any transport needs registered memory (then user buffers go
+  // through the registered fusion buffers).
+  bool needs_registration() const;
+  // Registers a long-lived buffer with every transport that needs it.
+  void register_permanent(const void* buf, size_t bytes);
+  void forget_registration(const void* buf, size_t bytes);
+
+  // Called once per failing peer, with a reason naming transport and peer.
+  void set_failure_reporter(
+      std::function<void(int32_t peer, const std::string& reason)> reporter);
+
+  // The table every reducer gets, and a context for one task on `team`.
+  static const hvd_p2p_api* api();
+  void reset_context(hvd_p2p_s* context, const Team* team,
+                     uint32_t process_set, uint64_t sequence);
+
+  // The data path (the hvd_p2p_api functions land here).
+  hvd_status isend(hvd_p2p_s* p, int32_t peer, const void* buf, size_t bytes,
+                   uint32_t step, hvd_p2p_request_s** out);
+  hvd_status irecv(hvd_p2p_s* p, int32_t peer, void* buf, size_t bytes,
+                   uint32_t step, hvd_p2p_request_s** out);
+  hvd_status test(hvd_p2p_request_s* req, int32_t* done, hvd_completion* out);
+  hvd_status subteam(hvd_p2p_s* p, const int32_t* members, int32_t count,
+                     hvd_p2p_s** out);
+
+  // Drives manual-progress transports.
+  void progress();
+
+  // Waiting: spin for `spin` after the last activity (a message posted or
+  // completed, or note_activity()), then sleep on the transports' wait fds
+  // (armed first) and `extra_fd` for at most `max_sleep`. A transport without
+  // a wait fd limits the sleep to a short nap.
+  void set_spin_time(std::chrono::nanoseconds spin) { spin_ = spin; }
+  void note_activity();
+  void wait(std::chrono::nanoseconds max_sleep, int extra_fd);
+
+  // Any thread: every transport fails its pending requests with `reason`.
+  void abort(hvd_status reason, int32_t peer);
+
+  // The latest failure message of the data path ("" if none).
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  hvd_status post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
+                  size_t bytes, uint32_t step, hvd_p2p_request_s** out);
+  void post_chunks(hvd_p2p_request_s* req);
+  void fail(hvd_p2p_request_s* req, hvd_status status, int32_t peer,
+            const std::string& message);
+  hvd_p2p_request_s* take_request();
+  void give_back(hvd_p2p_request_s* req);
+
+  int32_t world_rank_, world_size_;
+  uint64_t epoch_;
+  std::vector<std::unique_ptr<Transport>> transports_;
+  std::vector<std::unique_ptr<RegistrationCache>> caches_;  // per transport
+  std::vector<std::unique_ptr<TagLayout>> layouts_;         // per transport
+  std::vector<Link> links_;                                 // per world rank
+  std::vector<std::unique_ptr<hvd_p2p_request_s>> requests_;
+  hvd_p2p_request_s* free_ = nullptr;
+  std::function<void(int32_t, const std::string&)> reporter_;
+  std::vector<bool> reported_;
+  std::atomic<bool> aborted_{false};
+  std::string last_error_;
+  std::chrono::nanoseconds spin_{std::chrono::microseconds(50)};
+  std::chrono::steady_clock::time_point last_activity_;
+};
+
+}  // namespace hvd::p2p

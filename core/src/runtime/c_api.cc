@@ -1,0 +1,244 @@
+// The public C API (horovod.h): the process's one runtime behind a mutex,
+// handles, and fork awareness.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "common/error.h"
+#include "horovod/horovod.h"
+#include "runtime/handle.h"
+#include "runtime/runtime.h"
+
+namespace hvd::runtime {
+namespace {
+
+// Serialises init and shutdown; re-made in a forked child, where a thread
+// of the parent may have held it.
+std::mutex* g_lifecycle = new std::mutex;
+// Guards g_runtime; held only for a pointer copy (and across fork()).
+std::mutex g_mutex;
+std::shared_ptr<Runtime>* g_runtime = nullptr;
+std::once_flag g_atfork_once;
+
+void atfork_prepare() { g_mutex.lock(); }
+void atfork_parent() { g_mutex.unlock(); }
+void atfork_child() {
+  // The runtime's threads did not survive the fork: leave it behind
+  // untouched (its destructor would join threads that do not exist).
+  g_runtime = nullptr;
+  g_lifecycle = new std::mutex;
+  g_mutex.unlock();
+}
+
+std::shared_ptr<Runtime> current() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_runtime ? *g_runtime : nullptr;
+}
+
+std::shared_ptr<Runtime> require() {
+  std::shared_ptr<Runtime> rt = current();
+  if (!rt) throw Error(HVD_ERR_SHUT_DOWN, "horovod is not initialised");
+  return rt;
+}
+
+void check_handle(hvd_handle* h) {
+  if (!h) throw Error(HVD_ERR_INVALID_ARGUMENT, "null handle");
+  if (h->pid != getpid()) {
+    throw Error(HVD_ERR_SHUT_DOWN,
+                "the handle belongs to the parent process; a forked child "
+                "does not inherit the runtime");
+  }
+}
+
+template <typename Query>
+int32_t query(Query q) {
+  std::shared_ptr<Runtime> rt = current();
+  return rt ? q(*rt) : -1;
+}
+
+}  // namespace
+}  // namespace hvd::runtime
+
+using hvd::Error;
+using hvd::guard;
+using namespace hvd::runtime;
+
+extern "C" {
+
+HVD_EXPORT hvd_status hvd_init(const hvd_init_options* opts) {
+  return guard([&] {
+    std::call_once(g_atfork_once, [] {
+      pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    });
+    std::lock_guard<std::mutex> life(*g_lifecycle);
+    if (current()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_init: horovod is already initialised (call "
+                  "hvd_shutdown first)");
+    }
+    auto rt = std::make_shared<Runtime>(opts);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_runtime = new std::shared_ptr<Runtime>(std::move(rt));
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT hvd_status hvd_shutdown(void) {
+  return guard([&] {
+    std::lock_guard<std::mutex> life(*g_lifecycle);
+    std::shared_ptr<Runtime> rt = current();
+    if (!rt) return HVD_OK;
+    if (rt->on_background_thread()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_shutdown called from a completion callback");
+    }
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      delete g_runtime;
+      g_runtime = nullptr;
+    }
+    rt->shutdown();
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT int32_t hvd_is_initialized(void) { return current() ? 1 : 0; }
+
+HVD_EXPORT int32_t hvd_rank(void) {
+  return query([](Runtime& r) { return r.rank(); });
+}
+HVD_EXPORT int32_t hvd_size(void) {
+  return query([](Runtime& r) { return r.size(); });
+}
+HVD_EXPORT int32_t hvd_local_rank(void) {
+  return query([](Runtime& r) { return r.local_rank(); });
+}
+HVD_EXPORT int32_t hvd_local_size(void) {
+  return query([](Runtime& r) { return r.local_size(); });
+}
+HVD_EXPORT int32_t hvd_cross_rank(void) {
+  return query([](Runtime& r) { return r.cross_rank(); });
+}
+HVD_EXPORT int32_t hvd_cross_size(void) {
+  return query([](Runtime& r) { return r.cross_size(); });
+}
+
+HVD_EXPORT const char* hvd_last_error(void) { return hvd::last_error(); }
+
+HVD_EXPORT const char* hvd_status_string(hvd_status status) {
+  return hvd::status_name(status);
+}
+
+HVD_EXPORT hvd_status hvd_enqueue(const hvd_op* op, hvd_handle** out) {
+  return guard([&] {
+    if (!op || !out) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_enqueue: null op or out");
+    }
+    *out = nullptr;
+    std::shared_ptr<Runtime> rt = require();
+    *out = rt->enqueue(*op);
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT hvd_status hvd_poll(hvd_handle* handle, int32_t* done) {
+  return guard([&] {
+    check_handle(handle);
+    if (!done) throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_poll: null done");
+    std::lock_guard<std::mutex> lock(handle->mutex);
+    *done = handle->done ? 1 : 0;
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms) {
+  return guard([&] {
+    check_handle(handle);
+    std::unique_lock<std::mutex> lock(handle->mutex);
+    auto is_done = [&] { return handle->done; };
+    if (timeout_ms < 0) {
+      handle->cv.wait(lock, is_done);
+    } else if (!handle->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                    is_done)) {
+      throw Error(HVD_ERR_TIMEOUT, "hvd_wait: still running after " +
+                                       std::to_string(timeout_ms) + " ms");
+    }
+    if (handle->status != HVD_OK) hvd::set_last_error(handle->message);
+    return handle->status;
+  });
+}
+
+HVD_EXPORT const char* hvd_handle_message(hvd_handle* handle) {
+  if (!handle || handle->pid != getpid()) return "";
+  std::lock_guard<std::mutex> lock(handle->mutex);
+  return handle->done ? handle->message.c_str() : "";
+}
+
+HVD_EXPORT hvd_status hvd_handle_output(hvd_handle* handle, int32_t index,
+                                        hvd_tensor* out) {
+  return guard([&] {
+    check_handle(handle);
+    if (!out) throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_handle_output: null out");
+    std::lock_guard<std::mutex> lock(handle->mutex);
+    if (!handle->done || handle->status != HVD_OK) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_handle_output: the op has not completed successfully");
+    }
+    if (index < 0 || static_cast<size_t>(index) >= handle->outputs.size()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_handle_output: the op has " +
+                      std::to_string(handle->outputs.size()) +
+                      " allocated output(s), no index " +
+                      std::to_string(index));
+    }
+    *out = describe_tensor(handle->outputs[index].view);
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT hvd_status hvd_handle_received_splits(hvd_handle* handle,
+                                                 const int32_t** splits,
+                                                 int32_t* count) {
+  return guard([&] {
+    check_handle(handle);
+    if (!splits || !count) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_handle_received_splits: null argument");
+    }
+    std::lock_guard<std::mutex> lock(handle->mutex);
+    if (!handle->done || handle->status != HVD_OK ||
+        handle->received_splits.empty()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_handle_received_splits: not a completed alltoall");
+    }
+    *splits = handle->received_splits.data();
+    *count = static_cast<int32_t>(handle->received_splits.size());
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT void hvd_release(hvd_handle* handle) {
+  if (!handle || handle->pid != getpid()) return;  // a parent's: left alone
+  unref_handle(handle);
+}
+
+HVD_EXPORT hvd_status hvd_add_process_set(const int32_t*, int32_t, int32_t*) {
+  return guard([&]() -> hvd_status {
+    throw Error(HVD_ERR_UNSUPPORTED,
+                "hvd_add_process_set: dynamic process sets are not supported "
+                "yet; pass static sets in hvd_init_options");
+  });
+}
+
+HVD_EXPORT hvd_status hvd_remove_process_set(int32_t) {
+  return guard([&]() -> hvd_status {
+    throw Error(HVD_ERR_UNSUPPORTED,
+                "hvd_remove_process_set: dynamic process sets are not "
+                "supported yet");
+  });
+}
+
+}  // extern "C"

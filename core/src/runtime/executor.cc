@@ -1,0 +1,653 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "device/device.h"
+#include "runtime/agreement.h"
+#include "runtime/fusion.h"
+
+namespace hvd::runtime {
+namespace {
+
+// Copies between progress calls are cut to this, so one large copy does not
+// hold up the transfers of the other slot.
+constexpr uint64_t kCopyChunk = 8ull << 20;
+
+uint64_t row_elements(const std::vector<int64_t>& shape) {
+  uint64_t row = 1;
+  for (size_t d = 1; d < shape.size(); ++d) row *= static_cast<uint64_t>(shape[d]);
+  return row;
+}
+
+void prefix(const std::vector<size_t>& counts, std::vector<size_t>& displs) {
+  displs.resize(counts.size());
+  size_t at = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    displs[i] = at;
+    at += counts[i];
+  }
+}
+
+}  // namespace
+
+Executor::Executor(p2p::Engine& engine, ReducerSet& reducers,
+                   Complete complete)
+    : engine_(engine), reducers_(reducers), complete_(std::move(complete)) {
+  for (Slot& slot : slots_) slot.buffer.set_engine(&engine_);
+}
+
+Executor::~Executor() {
+  for (Slot& slot : slots_) {
+    if (slot.task) {
+      slot.reducer->api().abort_task(slot.task, HVD_ERR_SHUT_DOWN, -1);
+      slot.reducer->api().task_free(slot.task);
+      slot.task = nullptr;
+    }
+  }
+}
+
+void Executor::push(ProcessSet* set, Response response) {
+  queue_.emplace_back(set, std::move(response));
+}
+
+bool Executor::idle() const {
+  if (!queue_.empty()) return false;
+  for (const Slot& slot : slots_) {
+    if (slot.busy) return false;
+  }
+  return true;
+}
+
+PendingOp* Executor::take(ProcessSet* set, const std::string& name,
+                          bool may_be_absent) {
+  auto it = set->negotiating.find(name);
+  if (it == set->negotiating.end()) {
+    if (may_be_absent) return nullptr;
+    throw Error(HVD_ERR_INTERNAL, "process set " + std::to_string(set->id) +
+                                      ": a response names '" + name +
+                                      "', which this rank never submitted");
+  }
+  PendingOp* op = it->second;
+  set->negotiating.erase(it);
+  return op;
+}
+
+bool Executor::progress() {
+  bool moved = false;
+  while (!queue_.empty()) {
+    auto& [set, response] = queue_.front();
+    if (response.kind != ResponseKind::kData) {
+      finish_control(set, response);
+      queue_.pop_front();
+      moved = true;
+      continue;
+    }
+    Slot* free_slot = nullptr;
+    for (Slot& slot : slots_) {
+      if (!slot.busy) {
+        free_slot = &slot;
+        break;
+      }
+    }
+    if (!free_slot) break;
+    ProcessSet* s = set;
+    Response r = std::move(response);
+    queue_.pop_front();
+    start(*free_slot, s, std::move(r));
+    moved = true;
+  }
+  engine_.progress();
+  for (Slot& slot : slots_) {
+    if (slot.busy && advance(slot)) moved = true;
+  }
+  if (moved) engine_.note_activity();
+  return moved;
+}
+
+void Executor::finish_control(ProcessSet* set, Response& response) {
+  switch (response.kind) {
+    case ResponseKind::kError:
+      for (const Entry& e : response.entries) {
+        if (PendingOp* op = take(set, e.name, true)) {
+          complete_(op, response.error_status, response.error);
+        }
+      }
+      return;
+    case ResponseKind::kBarrier:
+      for (const Entry& e : response.entries) {
+        if (PendingOp* op = take(set, e.name, true)) complete_(op, HVD_OK, "");
+      }
+      return;
+    case ResponseKind::kJoin: {
+      PendingOp* op = set->join;
+      set->join = nullptr;
+      if (!op) return;
+      Output out;
+      out.memory = {static_cast<uint8_t*>(malloc(sizeof(int32_t))), free};
+      if (!out.memory) throw Error(HVD_ERR_OUT_OF_MEMORY, "join output");
+      int32_t last = response.last_joined;
+      std::memcpy(out.memory.get(), &last, sizeof last);
+      out.view.data = out.memory.get();
+      out.view.dtype = HVD_INT32;
+      out.view.shape = {1};
+      out.view.elements = 1;
+      out.view.bytes = sizeof(int32_t);
+      op->handle->outputs.push_back(std::move(out));
+      complete_(op, HVD_OK, "");
+      return;
+    }
+    case ResponseKind::kData:
+      return;
+  }
+}
+
+std::string Executor::describe(const Slot& slot) const {
+  std::string names;
+  for (size_t i = 0; i < slot.response.entries.size() && i < 4; ++i) {
+    names += (i ? ", '" : "'") + slot.response.entries[i].name + "'";
+  }
+  if (slot.response.entries.size() > 4) {
+    names += " and " + std::to_string(slot.response.entries.size() - 4) +
+             " more";
+  }
+  return std::string(collective_name(slot.response.collective)) + " " + names;
+}
+
+void Executor::start(Slot& slot, ProcessSet* set, Response response) {
+  slot.busy = true;
+  slot.set = set;
+  slot.response = std::move(response);
+  const Response& r = slot.response;
+  slot.ops.clear();
+  slot.op_errors.assign(r.entries.size(), "");
+  slot.op_status.assign(r.entries.size(), HVD_OK);
+  for (const Entry& e : r.entries) {
+    // Only an allreduce runs on a rank that joined without the tensor.
+    slot.ops.push_back(take(set, e.name, r.collective == HVD_COLL_ALLREDUCE &&
+                                             set->join != nullptr));
+  }
+  slot.copy_in.clear();
+  slot.copy_out.clear();
+  slot.job = 0;
+  slot.job_offset = 0;
+  slot.stage = Stage::kCopyIn;
+  slot.task = nullptr;
+  slot.reducer = nullptr;
+  slot.received_splits.clear();
+  slot.counts.clear();
+  slot.displs.clear();
+  slot.send_counts.clear();
+  slot.send_displs.clear();
+  slot.args = hvd_coll_args{};
+  slot.args.struct_size = sizeof(hvd_coll_args);
+  slot.args.collective = r.collective;
+  slot.args.dtype = r.dtype;
+  slot.args.op = r.op;
+  slot.args.prescale = 1.0;
+  slot.args.postscale = 1.0;
+  slot.args.device = {r.mem_kind, r.device_id};
+  engine_.reset_context(&slot.p2p, set->team.get(),
+                        static_cast<uint32_t>(set->id), set->sequence++);
+
+  allocate_outputs(slot);
+  bool direct = r.entries.size() == 1 && r.entries[0].shapes.size() == 1 &&
+                slot.ops[0] != nullptr && slot.op_errors[0].empty() &&
+                !engine_.needs_registration();
+  switch (r.collective) {
+    case HVD_COLL_ALLREDUCE: plan_allreduce(slot, direct); break;
+    case HVD_COLL_BROADCAST: plan_broadcast(slot, direct); break;
+    case HVD_COLL_ALLGATHER: plan_allgather(slot, direct); break;
+    case HVD_COLL_ALLTOALL: plan_alltoall(slot, direct); break;
+    case HVD_COLL_REDUCESCATTER: plan_reducescatter(slot, direct); break;
+    default:
+      throw Error(HVD_ERR_INTERNAL, "no data path for " + describe(slot));
+  }
+  if (slot.move_data) {
+    uint64_t bytes = response_bytes(r, set->size());
+    slot.candidates = reducers_.candidates(r.collective, set->team->view(),
+                                           r.mem_kind, bytes);
+    int first = reducers_.index_of(r.reducer);
+    if (first >= 0) {
+      auto it = std::find(slot.candidates.begin(), slot.candidates.end(),
+                          static_cast<size_t>(first));
+      if (it != slot.candidates.end()) slot.candidates.erase(it);
+      slot.candidates.insert(slot.candidates.begin(), first);
+    }
+  }
+}
+
+void Executor::allocate_outputs(Slot& slot) {
+  const Response& r = slot.response;
+  if (r.collective != HVD_COLL_ALLGATHER && r.collective != HVD_COLL_ALLTOALL) {
+    return;
+  }
+  const int32_t me = slot.set->rank;
+  for (size_t e = 0; e < r.entries.size(); ++e) {
+    PendingOp* op = slot.ops[e];
+    if (!op) continue;
+    const Entry& entry = r.entries[e];
+    op->outputs.clear();
+    for (size_t t = 0; t < entry.shapes.size(); ++t) {
+      std::vector<int64_t> shape = entry.shapes[t];
+      int64_t rows = 0;
+      if (r.collective == HVD_COLL_ALLGATHER) {
+        for (int64_t n : entry.per_rank[t]) rows += n;
+      } else {
+        for (const auto& splits : entry.per_rank) rows += splits[me];
+      }
+      shape[0] = rows;
+      Output out;
+      const TensorView& like = op->inputs[t];
+      if (op->adapter) {
+        hvd_tensor like_desc = describe_tensor(like);
+        hvd_tensor got{};
+        got.struct_size = sizeof(got);
+        hvd_status s = op->adapter->api->allocate_output(
+            op->adapter->ctx, op->adapter_op, static_cast<int32_t>(t),
+            &like_desc, static_cast<int32_t>(shape.size()), shape.data(), &got);
+        try {
+          if (s != HVD_OK) {
+            throw Error(s, "adapter '" + op->adapter->name +
+                               "' could not allocate output " +
+                               std::to_string(t) + " (" + status_name(s) +
+                               ")");
+          }
+          out.view = view_tensor(got, op->describe() + " output " +
+                                          std::to_string(t) +
+                                          " from adapter '" +
+                                          op->adapter->name + "'");
+          if (out.view.dtype != like.dtype || out.view.shape != shape) {
+            throw Error(HVD_ERR_INVALID_ARGUMENT,
+                        op->describe() + ": adapter '" + op->adapter->name +
+                            "' allocated output " + std::to_string(t) +
+                            " of the wrong dtype or shape (wanted " +
+                            shape_text(shape) + ")");
+          }
+        } catch (const Error& err) {
+          slot.op_errors[e] = err.what();
+          slot.op_status[e] = err.status();
+          break;
+        }
+      } else {
+        uint64_t bytes = element_count(shape) * dtype_size(like.dtype);
+        void* p = nullptr;
+        if (posix_memalign(&p, 64, std::max<uint64_t>(bytes, 1)) != 0) {
+          slot.op_errors[e] = op->describe() +
+                              ": out of memory for an output of " +
+                              std::to_string(bytes) + " bytes";
+          slot.op_status[e] = HVD_ERR_OUT_OF_MEMORY;
+          break;
+        }
+        out.memory = {static_cast<uint8_t*>(p), free};
+        out.view.data = out.memory.get();
+        out.view.device = like.device;
+        out.view.dtype = like.dtype;
+        out.view.shape = shape;
+        out.view.elements = element_count(shape);
+        out.view.bytes = bytes;
+      }
+      op->outputs.push_back(out.view);
+      op->handle->outputs.push_back(std::move(out));
+    }
+  }
+}
+
+void Executor::plan_allreduce(Slot& slot, bool direct) {
+  const Response& r = slot.response;
+  const uint64_t esize = dtype_size(r.dtype);
+  hvd_coll_args& a = slot.args;
+  a.op = r.op == HVD_OP_AVERAGE ? HVD_OP_SUM : r.op;
+  a.prescale = r.prescale;
+  a.postscale = r.postscale *
+                (r.op == HVD_OP_AVERAGE ? 1.0 / slot.set->size() : 1.0);
+  if (direct) {
+    PendingOp* op = slot.ops[0];
+    a.send = op->inputs[0].data;
+    a.recv = op->outputs[0].data;
+    a.count = op->inputs[0].elements;
+    slot.move_data = a.count > 0;
+    return;
+  }
+  uint64_t total = response_bytes(r, slot.set->size());
+  uint8_t* base = slot.buffer.ensure(total);
+  uint64_t off = 0;
+  for (size_t e = 0; e < r.entries.size(); ++e) {
+    PendingOp* op = slot.ops[e];
+    for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
+      uint64_t bytes = element_count(r.entries[e].shapes[t]) * esize;
+      slot.copy_in.push_back({base + off, op ? op->inputs[t].data : nullptr, bytes});
+      if (op) slot.copy_out.push_back({op->outputs[t].data, base + off, bytes});
+      off += bytes;
+    }
+  }
+  a.send = base;
+  a.recv = base;
+  a.count = total / esize;
+  slot.move_data = a.count > 0;
+}
+
+void Executor::plan_broadcast(Slot& slot, bool direct) {
+  const Response& r = slot.response;
+  const uint64_t esize = dtype_size(r.dtype);
+  const bool root = slot.set->rank == r.root;
+  hvd_coll_args& a = slot.args;
+  a.root = r.root;
+  if (direct) {
+    PendingOp* op = slot.ops[0];
+    const TensorView& in = op->inputs[0];
+    const TensorView& out = op->outputs[0];
+    if (root && out.data != in.data) {
+      slot.copy_in.push_back({out.data, in.data, in.bytes});
+    }
+    a.recv = out.data;
+    a.send = out.data;
+    a.count = in.elements;
+    slot.move_data = a.count > 0;
+    return;
+  }
+  uint64_t total = response_bytes(r, slot.set->size());
+  uint8_t* base = slot.buffer.ensure(total);
+  uint64_t off = 0;
+  for (size_t e = 0; e < r.entries.size(); ++e) {
+    PendingOp* op = slot.ops[e];
+    for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
+      uint64_t bytes = element_count(r.entries[e].shapes[t]) * esize;
+      if (root && op) slot.copy_in.push_back({base + off, op->inputs[t].data, bytes});
+      if (op && (!root || op->outputs[t].data != op->inputs[t].data)) {
+        const uint8_t* src = root ? op->inputs[t].data : base + off;
+        slot.copy_out.push_back({op->outputs[t].data, src, bytes});
+      }
+      off += bytes;
+    }
+  }
+  a.send = base;
+  a.recv = base;
+  a.count = total / esize;
+  slot.move_data = a.count > 0;
+}
+
+void Executor::plan_allgather(Slot& slot, bool direct) {
+  const Response& r = slot.response;
+  const uint64_t esize = dtype_size(r.dtype);
+  const int32_t size = slot.set->size();
+  const int32_t me = slot.set->rank;
+  hvd_coll_args& a = slot.args;
+  slot.counts.assign(size, 0);
+  for (const Entry& e : r.entries) {
+    for (size_t t = 0; t < e.shapes.size(); ++t) {
+      uint64_t row = row_elements(e.shapes[t]);
+      for (int32_t k = 0; k < size; ++k) slot.counts[k] += e.per_rank[t][k] * row;
+    }
+  }
+  prefix(slot.counts, slot.displs);
+  uint64_t total = slot.displs.back() + slot.counts.back();
+  a.counts = slot.counts.data();
+  a.displs = slot.displs.data();
+  a.count = slot.counts[me];
+  slot.move_data = total > 0;
+  if (direct) {
+    a.send = slot.ops[0]->inputs[0].data;
+    a.recv = slot.ops[0]->outputs[0].data;
+    return;
+  }
+  uint8_t* base = slot.buffer.ensure(total * esize);
+  for (int32_t k = 0; k < size; ++k) {
+    uint64_t off = slot.displs[k] * esize;
+    for (size_t e = 0; e < r.entries.size(); ++e) {
+      PendingOp* op = slot.ops[e];
+      const Entry& entry = r.entries[e];
+      for (size_t t = 0; t < entry.shapes.size(); ++t) {
+        uint64_t row_bytes = row_elements(entry.shapes[t]) * esize;
+        uint64_t bytes = entry.per_rank[t][k] * row_bytes;
+        if (k == me && op) {
+          slot.copy_in.push_back({base + off, op->inputs[t].data, bytes});
+        }
+        if (op && slot.op_errors[e].empty()) {
+          uint64_t rows_before = 0;
+          for (int32_t j = 0; j < k; ++j) rows_before += entry.per_rank[t][j];
+          slot.copy_out.push_back(
+              {op->outputs[t].data + rows_before * row_bytes, base + off, bytes});
+        }
+        off += bytes;
+      }
+    }
+  }
+  a.send = base + slot.displs[me] * esize;
+  a.recv = base;
+}
+
+void Executor::plan_alltoall(Slot& slot, bool direct) {
+  const Response& r = slot.response;
+  const uint64_t esize = dtype_size(r.dtype);
+  const int32_t size = slot.set->size();
+  const int32_t me = slot.set->rank;
+  const Entry& entry = r.entries[0];
+  const uint64_t row = row_elements(entry.shapes[0]);
+  hvd_coll_args& a = slot.args;
+  slot.send_counts.assign(size, 0);
+  slot.counts.assign(size, 0);
+  slot.received_splits.assign(size, 0);
+  uint64_t moved = 0;
+  for (int32_t p = 0; p < size; ++p) {
+    slot.send_counts[p] = entry.per_rank[me][p] * row;
+    slot.counts[p] = entry.per_rank[p][me] * row;
+    slot.received_splits[p] = static_cast<int32_t>(entry.per_rank[p][me]);
+    for (int32_t q = 0; q < size; ++q) moved += entry.per_rank[p][q];
+  }
+  prefix(slot.send_counts, slot.send_displs);
+  prefix(slot.counts, slot.displs);
+  a.send_counts = slot.send_counts.data();
+  a.send_displs = slot.send_displs.data();
+  a.counts = slot.counts.data();
+  a.displs = slot.displs.data();
+  slot.move_data = moved * row > 0;
+  PendingOp* op = slot.ops[0];
+  if (direct) {
+    a.send = op->inputs[0].data;
+    a.recv = op->outputs[0].data;
+    return;
+  }
+  uint64_t send_bytes = (slot.send_displs.back() + slot.send_counts.back()) * esize;
+  uint64_t recv_bytes = (slot.displs.back() + slot.counts.back()) * esize;
+  uint8_t* base = slot.buffer.ensure(send_bytes + recv_bytes);
+  if (op) slot.copy_in.push_back({base, op->inputs[0].data, send_bytes});
+  if (op && slot.op_errors[0].empty()) {
+    slot.copy_out.push_back({op->outputs[0].data, base + send_bytes, recv_bytes});
+  }
+  a.send = base;
+  a.recv = base + send_bytes;
+}
+
+void Executor::plan_reducescatter(Slot& slot, bool direct) {
+  const Response& r = slot.response;
+  const uint64_t esize = dtype_size(r.dtype);
+  const int32_t size = slot.set->size();
+  const int32_t me = slot.set->rank;
+  hvd_coll_args& a = slot.args;
+  a.op = r.op == HVD_OP_AVERAGE ? HVD_OP_SUM : r.op;
+  a.prescale = r.prescale;
+  a.postscale = r.postscale * (r.op == HVD_OP_AVERAGE ? 1.0 / size : 1.0);
+  slot.counts.assign(size, 0);
+  for (const Entry& e : r.entries) {
+    for (const auto& shape : e.shapes) {
+      std::vector<int64_t> rows = reducescatter_rows(shape[0], size);
+      uint64_t row = row_elements(shape);
+      for (int32_t k = 0; k < size; ++k) slot.counts[k] += rows[k] * row;
+    }
+  }
+  prefix(slot.counts, slot.displs);
+  uint64_t total = slot.displs.back() + slot.counts.back();
+  a.count = total;
+  a.counts = slot.counts.data();
+  a.displs = slot.displs.data();
+  slot.move_data = total > 0;
+  if (direct) {
+    a.send = slot.ops[0]->inputs[0].data;
+    a.recv = slot.ops[0]->outputs[0].data;
+    return;
+  }
+  uint8_t* base = slot.buffer.ensure((total + slot.counts[me]) * esize);
+  uint8_t* recv = base + total * esize;
+  for (int32_t k = 0; k < size; ++k) {
+    uint64_t off = slot.displs[k] * esize;
+    for (size_t e = 0; e < r.entries.size(); ++e) {
+      PendingOp* op = slot.ops[e];
+      for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
+        const auto& shape = r.entries[e].shapes[t];
+        std::vector<int64_t> rows = reducescatter_rows(shape[0], size);
+        uint64_t row_bytes = row_elements(shape) * esize;
+        uint64_t rows_before = 0;
+        for (int32_t j = 0; j < k; ++j) rows_before += rows[j];
+        uint64_t bytes = rows[k] * row_bytes;
+        slot.copy_in.push_back(
+            {base + off, op ? op->inputs[t].data + rows_before * row_bytes : nullptr,
+             bytes});
+        if (k == me && op) {
+          slot.copy_out.push_back({op->outputs[t].data, recv + (off - slot.displs[me] * esize), bytes});
+        }
+        off += bytes;
+      }
+    }
+  }
+  a.send = base;
+  a.recv = recv;
+}
+
+bool Executor::copy(Slot& slot, std::vector<CopyJob>& jobs) {
+  uint64_t budget = kCopyChunk;
+  while (slot.job < jobs.size() && budget > 0) {
+    CopyJob& j = jobs[slot.job];
+    uint64_t n = std::min(budget, j.bytes - slot.job_offset);
+    if (n > 0) {
+      if (j.src) {
+        if (j.dst + slot.job_offset != j.src + slot.job_offset) {
+          copy_large(j.dst + slot.job_offset, j.src + slot.job_offset, n);
+        }
+      } else {
+        std::memset(j.dst + slot.job_offset, 0, n);
+      }
+    }
+    slot.job_offset += n;
+    budget -= n;
+    if (slot.job_offset == j.bytes) {
+      ++slot.job;
+      slot.job_offset = 0;
+    }
+  }
+  return slot.job == jobs.size();
+}
+
+void Executor::post(Slot& slot) {
+  std::string unsupported;
+  for (size_t index : slot.candidates) {
+    const Reducer& reducer = reducers_.at(index);
+    hvd_task* task = nullptr;
+    hvd_status s = reducer.api().post(reducer.instance(), &slot.args,
+                                      p2p::Engine::api(), &slot.p2p, &task);
+    if (s == HVD_OK) {
+      slot.reducer = &reducer;
+      slot.task = task;
+      return;
+    }
+    if (s == HVD_ERR_UNSUPPORTED) {
+      unsupported += (unsupported.empty() ? "" : "; ") +
+                     reducer.error("unsupported");
+      continue;
+    }
+    // Other ranks may have started: the job cannot go on in step.
+    throw Error(s, describe(slot) + ": " + reducer.error("post failed"));
+  }
+  // Every rank decides the same, so failing just these ops keeps them in step.
+  std::string message =
+      describe(slot) + ": no reducer runs " +
+      collective_name(slot.response.collective) + " of " +
+      std::to_string(response_bytes(slot.response, slot.set->size())) +
+      " bytes on " + std::to_string(slot.set->size()) + " rank(s) (loaded: " +
+      reducers_.names() + ")" + (unsupported.empty() ? "" : ": " + unsupported);
+  for (size_t e = 0; e < slot.ops.size(); ++e) {
+    if (!slot.op_errors[e].empty()) continue;
+    slot.op_errors[e] = message;
+    slot.op_status[e] = HVD_ERR_UNSUPPORTED;
+  }
+}
+
+bool Executor::advance(Slot& slot) {
+  bool moved = false;
+  if (slot.stage == Stage::kCopyIn) {
+    moved = slot.job < slot.copy_in.size();
+    if (!copy(slot, slot.copy_in)) return true;
+    slot.job = 0;
+    slot.job_offset = 0;
+    if (slot.move_data) post(slot);
+    slot.stage = slot.task ? Stage::kRun : Stage::kCopyOut;
+    moved = true;
+  }
+  if (slot.stage == Stage::kRun) {
+    hvd_completion c{};
+    c.struct_size = sizeof(c);
+    c.peer = -1;
+    hvd_status s = slot.reducer->api().progress(slot.task, &c);
+    if (s == HVD_AGAIN) return moved;
+    const Reducer* reducer = slot.reducer;
+    reducer->api().task_free(slot.task);
+    slot.task = nullptr;
+    if (s != HVD_OK) {
+      std::string detail = engine_.last_error();
+      std::string message = describe(slot) + ": " +
+                            reducer->error(std::string("failed (") +
+                                           status_name(s) + ")");
+      if (!detail.empty()) message += " [" + detail + "]";
+      throw Error(s, message, c.peer);
+    }
+    slot.stage = Stage::kCopyOut;
+    moved = true;
+  }
+  if (slot.stage == Stage::kCopyOut) {
+    if (!copy(slot, slot.copy_out)) return true;
+    finish(slot);
+    moved = true;
+  }
+  return moved;
+}
+
+void Executor::finish(Slot& slot) {
+  for (size_t e = 0; e < slot.ops.size(); ++e) {
+    PendingOp* op = slot.ops[e];
+    if (!op) continue;
+    if (slot.response.collective == HVD_COLL_ALLTOALL) {
+      op->handle->received_splits = slot.received_splits;
+    }
+    if (slot.op_errors[e].empty()) {
+      complete_(op, HVD_OK, "");
+    } else {
+      complete_(op, slot.op_status[e], slot.op_errors[e]);
+    }
+  }
+  slot.ops.clear();
+  slot.busy = false;
+  slot.set = nullptr;
+}
+
+void Executor::fail_all(hvd_status status, const std::string& message) {
+  for (Slot& slot : slots_) {
+    if (!slot.busy) continue;
+    if (slot.task) {
+      slot.reducer->api().abort_task(slot.task, status, -1);
+      slot.reducer->api().task_free(slot.task);
+      slot.task = nullptr;
+    }
+    for (PendingOp* op : slot.ops) {
+      if (op) complete_(op, status, op->describe() + ": " + message);
+    }
+    slot.ops.clear();
+    slot.busy = false;
+  }
+  // Queued responses' ops are still the process sets' (negotiating).
+  queue_.clear();
+}
+
+}  // namespace hvd::runtime

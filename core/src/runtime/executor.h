@@ -1,0 +1,98 @@
+// Execution of negotiated responses on this rank, in the order negotiation
+// gave them: each data response takes one of two slots, each with its own
+// persistent fusion buffer, so the copy-in of the next response overlaps
+// the current one's transfers. A slot copies the inputs in (in chunks,
+// between progress calls), posts a reducer task (the planner's candidates in
+// order, falling through on HVD_ERR_UNSUPPORTED), drives it, copies the
+// results out and completes the ops. A response of one tensor runs straight
+// in the caller's buffers when no transport needs registered memory.
+//
+// Errors, barriers and joins need no data and complete when reached.
+// Everything runs on the background thread; a failure of the data path is
+// thrown as hvd::Error (the runtime then fails everything).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "p2p/engine.h"
+#include "runtime/fusion_buffer.h"
+#include "runtime/messages.h"
+#include "runtime/process_set.h"
+#include "runtime/reducers.h"
+
+namespace hvd::runtime {
+
+class Executor {
+ public:
+  using Complete =
+      std::function<void(PendingOp*, hvd_status, const std::string&)>;
+
+  Executor(p2p::Engine& engine, ReducerSet& reducers, Complete complete);
+  ~Executor();
+
+  void push(ProcessSet* set, Response response);
+  bool idle() const;
+  // Advances the work; true when anything moved.
+  bool progress();
+  // Aborts the tasks in flight and fails every op the executor holds.
+  void fail_all(hvd_status status, const std::string& message);
+
+ private:
+  struct CopyJob {
+    uint8_t* dst;
+    const uint8_t* src;  // null: fill with zeros
+    uint64_t bytes;
+  };
+  enum class Stage { kCopyIn, kRun, kCopyOut };
+  struct Slot {
+    bool busy = false;
+    ProcessSet* set = nullptr;
+    Response response;
+    std::vector<PendingOp*> ops;          // per entry; null: joined here
+    std::vector<std::string> op_errors;   // per entry; "" when fine
+    std::vector<hvd_status> op_status;    // per entry, with op_errors
+    FusionBuffer buffer;
+    std::vector<CopyJob> copy_in, copy_out;
+    size_t job = 0;
+    uint64_t job_offset = 0;
+    Stage stage = Stage::kCopyIn;
+    bool move_data = true;  // false when nothing is to be sent
+    hvd_coll_args args{};
+    std::vector<size_t> counts, displs, send_counts, send_displs;
+    hvd_p2p_s p2p;
+    std::vector<size_t> candidates;
+    const Reducer* reducer = nullptr;
+    hvd_task* task = nullptr;
+    std::vector<int32_t> received_splits;
+  };
+
+  void finish_control(ProcessSet* set, Response& response);
+  void start(Slot& slot, ProcessSet* set, Response response);
+  bool advance(Slot& slot);
+  bool copy(Slot& slot, std::vector<CopyJob>& jobs);
+  void post(Slot& slot);
+  void finish(Slot& slot);
+  void allocate_outputs(Slot& slot);
+  PendingOp* take(ProcessSet* set, const std::string& name,
+                  bool may_be_absent);
+  std::string describe(const Slot& slot) const;
+
+  void plan_allreduce(Slot& slot, bool direct);
+  void plan_broadcast(Slot& slot, bool direct);
+  void plan_allgather(Slot& slot, bool direct);
+  void plan_alltoall(Slot& slot, bool direct);
+  void plan_reducescatter(Slot& slot, bool direct);
+
+  p2p::Engine& engine_;
+  ReducerSet& reducers_;
+  Complete complete_;
+  std::deque<std::pair<ProcessSet*, Response>> queue_;
+  std::array<Slot, 2> slots_;
+};
+
+}  // namespace hvd::runtime

@@ -1,0 +1,83 @@
+// The messages of negotiation. Each cycle every rank sends the coordinator
+// (world rank 0) a RequestList of the ops that became ready on it; the
+// coordinator answers every rank with the same ResponseList, whose order is
+// the order in which all ranks execute.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "horovod/abi.h"
+
+namespace hvd::runtime {
+
+// One op as a rank submits it (a grouped op carries all its tensors).
+struct Request {
+  int32_t process_set = 0;
+  std::string name;
+  hvd_collective collective = HVD_COLL_ALLREDUCE;
+  hvd_dtype dtype = HVD_UINT8;
+  hvd_mem_kind mem_kind = HVD_MEM_HOST;
+  int32_t device_id = 0;
+  hvd_reduce_op op = HVD_OP_SUM;
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t root = 0;
+  std::vector<std::vector<int64_t>> shapes;  // per tensor
+  std::vector<int64_t> splits;               // alltoall: rows to each rank
+};
+
+struct RequestList {
+  bool shutdown = false;  // this rank called hvd_shutdown
+  std::vector<Request> requests;
+};
+
+// One negotiated op inside a response.
+struct Entry {
+  std::string name;
+  std::vector<std::vector<int64_t>> shapes;  // as the lowest submitting rank
+  // allgather: [tensor][rank] first dimension of each rank's tensor;
+  // alltoall: [rank][peer] rows that rank sends to peer.
+  std::vector<std::vector<int64_t>> per_rank;
+};
+
+enum class ResponseKind : int32_t {
+  kData = 0,     // run the collective over the entries, fused
+  kError = 1,    // fail the entries' ops with `error`
+  kBarrier = 2,  // every rank arrived: complete the entries' barriers
+  kJoin = 3,     // every rank joined: complete each rank's join
+};
+
+struct Response {
+  ResponseKind kind = ResponseKind::kData;
+  int32_t process_set = 0;
+  hvd_collective collective = HVD_COLL_ALLREDUCE;
+  hvd_dtype dtype = HVD_UINT8;
+  hvd_mem_kind mem_kind = HVD_MEM_HOST;
+  int32_t device_id = 0;
+  hvd_reduce_op op = HVD_OP_SUM;
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t root = 0;
+  std::string reducer;  // the planner's first choice (data responses)
+  hvd_status error_status = HVD_OK;
+  std::string error;
+  int32_t last_joined = -1;  // kJoin: the set rank that joined last
+  std::vector<Entry> entries;
+};
+
+struct ResponseList {
+  bool shutdown = false;
+  int32_t shutdown_rank = -1;  // the first rank that asked for it
+  std::vector<Response> responses;
+};
+
+void encode(const RequestList& list, std::vector<uint8_t>& out);
+RequestList decode_requests(const std::vector<uint8_t>& in);
+void encode(const ResponseList& list, std::vector<uint8_t>& out);
+ResponseList decode_responses(const std::vector<uint8_t>& in);
+
+const char* collective_name(hvd_collective collective);
+
+}  // namespace hvd::runtime

@@ -1,0 +1,48 @@
+// One enqueued op on this rank, from hvd_enqueue until its handle is done:
+// the caller's op checked and copied (the caller's arrays are valid only
+// during the call), and the request it submits for negotiation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "horovod/horovod.h"
+#include "runtime/adapters.h"
+#include "runtime/handle.h"
+#include "runtime/messages.h"
+#include "runtime/tensor_view.h"
+
+namespace hvd::runtime {
+
+struct PendingOp {
+  hvd_handle_s* handle = nullptr;
+  Request request;  // collective, name, set, dtype, shapes, op, root...
+  std::vector<TensorView> inputs;
+  // allreduce, broadcast, reducescatter: where results go (the inputs when
+  // in place); allgather, alltoall: empty until allocated.
+  std::vector<TensorView> outputs;
+  hvd_done_fn done = nullptr;
+  void* user = nullptr;
+  hvd_adapter_s* adapter = nullptr;
+  void* adapter_op = nullptr;
+  hvd_event ready_event = nullptr;
+
+  const std::string& name() const { return request.name; }
+  hvd_collective collective() const { return request.collective; }
+  // "allreduce 'grad'", for messages.
+  std::string describe() const;
+};
+
+// Checks `op` for a set of `set_size` ranks in which this process has rank
+// `set_rank`, and copies it. `barrier_name` names a barrier or join that
+// came without a name. Throws hvd::Error HVD_ERR_INVALID_ARGUMENT (or
+// HVD_ERR_UNSUPPORTED) with a message naming the op and what is wrong.
+PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
+                          const std::string& barrier_name);
+
+// Rows of the first dimension that land on each rank of a reducescatter of
+// `rows` rows over `set_size` ranks (the first rows % size ranks get one
+// more).
+std::vector<int64_t> reducescatter_rows(int64_t rows, int32_t set_size);
+
+}  // namespace hvd::runtime

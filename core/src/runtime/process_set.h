@@ -1,0 +1,43 @@
+// One process set as the background thread keeps it: its members, its team
+// (when this process is a member), the coordinator's bookkeeping (on world
+// rank 0), the sequence of its data responses (part of every tag), and the
+// local ops it is negotiating.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "p2p/team.h"
+#include "runtime/coordinator.h"
+#include "runtime/pending_op.h"
+
+namespace hvd::runtime {
+
+struct ProcessSet {
+  ProcessSet(int32_t id, std::vector<int32_t> world_ranks, int32_t my_world_rank,
+             const std::vector<int>& host_of_world, uint64_t epoch,
+             bool coordinator);
+
+  int32_t id;
+  std::vector<int32_t> world_ranks;       // set rank -> world rank
+  std::vector<int32_t> rank_of_world;     // world rank -> set rank or -1
+  int32_t rank = -1;                      // this process's; -1: not a member
+  std::unique_ptr<p2p::Team> team;        // members only
+  // The team as the set's rank 0 sees it, for the coordinator's planning
+  // (equal to `team` when this process is that rank).
+  std::unique_ptr<p2p::Team> planning_team;
+  std::unique_ptr<Coordinator> coordinator;  // world rank 0 only
+
+  uint64_t sequence = 0;  // data responses run so far
+  uint64_t unnamed = 0;   // names barriers and joins given no name
+  std::unordered_map<std::string, PendingOp*> negotiating;
+  PendingOp* join = nullptr;  // this rank's join in flight
+
+  int32_t size() const { return static_cast<int32_t>(world_ranks.size()); }
+  bool member() const { return rank >= 0; }
+};
+
+}  // namespace hvd::runtime

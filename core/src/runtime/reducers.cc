@@ -1,0 +1,137 @@
+#include "runtime/reducers.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "plugin/host_services.h"
+#include "plugin/loader.h"
+
+namespace hvd::runtime {
+
+Reducer::Reducer(std::string describe, const hvd_reducer_api* api,
+                 hvd_reducer* instance, std::shared_ptr<void> owner)
+    : name_(api->name ? api->name : "?"),
+      describe_(std::move(describe)),
+      api_(api),
+      instance_(instance),
+      owner_(std::move(owner)) {}
+
+Reducer::~Reducer() {
+  hvd_status s = api_->finalize(instance_);
+  if (s != HVD_OK) {
+    HVD_LOG(WARNING) << error("finalize failed");
+  }
+}
+
+std::string Reducer::error(const std::string& what) const {
+  std::string message = describe_ + ": " + what;
+  const char* detail = api_->last_error ? api_->last_error(instance_) : "";
+  if (detail && *detail) message += ": " + std::string(detail);
+  return message;
+}
+
+namespace {
+
+struct Owner {
+  std::shared_ptr<Plugin> plugin;
+  std::unique_ptr<HostServices> host;
+};
+
+const hvd_collective kRuled[] = {HVD_COLL_ALLREDUCE, HVD_COLL_ALLGATHER,
+                                 HVD_COLL_BROADCAST, HVD_COLL_ALLTOALL,
+                                 HVD_COLL_REDUCESCATTER};
+
+}  // namespace
+
+ReducerSet::ReducerSet(const PluginLoader& loader, const Config& config,
+                       Bootstrap& bootstrap) {
+  for (const std::string& name : config.get_strings("reducer.load")) {
+    auto owner = std::make_shared<Owner>();
+    owner->plugin = loader.load(HVD_PLUGIN_REDUCER, name);
+    HostServicesOptions options;
+    options.kind = HVD_PLUGIN_REDUCER;
+    options.name = owner->plugin->header().name;
+    options.config = &config;
+    options.bootstrap = &bootstrap;
+    owner->host = std::make_unique<HostServices>(options);
+    const hvd_reducer_api& api = owner->plugin->reducer();
+    hvd_reducer* instance = init_reducer(*owner->plugin, owner->host->table());
+    std::string describe = owner->plugin->describe();
+    reducers_.push_back(
+        std::make_unique<Reducer>(describe, &api, instance, owner));
+    HVD_LOG(INFO) << "reducer: " << describe;
+  }
+  if (reducers_.empty()) {
+    throw Error(HVD_ERR_CONFIG, config.source("reducer.load") +
+                                    ": reducer.load names no reducer");
+  }
+  check_rules(config);
+}
+
+ReducerSet::ReducerSet(std::vector<std::unique_ptr<Reducer>> reducers,
+                       const Config& config)
+    : reducers_(std::move(reducers)) {
+  check_rules(config);
+}
+
+void ReducerSet::check_rules(const Config& config) {
+  for (hvd_collective c : kRuled) {
+    std::vector<ReducerRule> rules = config.rules(c);
+    for (const ReducerRule& rule : rules) {
+      if (index_of(rule.reducer) < 0) {
+        throw Error(HVD_ERR_CONFIG,
+                    rule.source + ": rule names reducer '" + rule.reducer +
+                        "', which is not loaded (reducer.load: " + names() +
+                        ")");
+      }
+    }
+    rules_[c] = std::move(rules);
+  }
+}
+
+int ReducerSet::index_of(const std::string& name) const {
+  for (size_t i = 0; i < reducers_.size(); ++i) {
+    if (reducers_[i]->name() == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string ReducerSet::names() const {
+  std::string out;
+  for (const auto& r : reducers_) out += (out.empty() ? "" : ", ") + r->name();
+  return out;
+}
+
+std::vector<size_t> ReducerSet::candidates(hvd_collective collective,
+                                           const hvd_team* team,
+                                           hvd_mem_kind mem, uint64_t bytes) {
+  auto key = std::make_tuple(team->process_set, collective, mem);
+  auto it = scores_.find(key);
+  if (it == scores_.end()) {
+    std::vector<ReducerScores> all;
+    for (const auto& r : reducers_) {
+      ReducerScores scores;
+      scores.name = r->name();
+      hvd_score_range ranges[32];
+      for (hvd_score_range& range : ranges) {
+        range = hvd_score_range{};
+        range.struct_size = sizeof(hvd_score_range);
+      }
+      size_t count = 32;
+      if (r->api().score &&
+          r->api().score(r->instance(), collective, team, mem, ranges,
+                         &count) == HVD_OK) {
+        scores.ranges.assign(ranges, ranges + std::min<size_t>(count, 32));
+      }
+      all.push_back(std::move(scores));
+    }
+    it = scores_.emplace(key, std::move(all)).first;
+  }
+  static const std::vector<ReducerRule> kNoRules;
+  auto rules = rules_.find(collective);
+  return rank_candidates(rules == rules_.end() ? kNoRules : rules->second,
+                         it->second, bytes);
+}
+
+}  // namespace hvd::runtime

@@ -1,0 +1,533 @@
+#include "runtime/runtime.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "bootstrap/bootstrap.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "control/control_plane.h"
+#include "device/device.h"
+#include "p2p/engine.h"
+#include "p2p/mesh.h"
+#include "plugin/loader.h"
+#include "runtime/executor.h"
+#include "runtime/fusion.h"
+#include "runtime/process_set.h"
+#include "runtime/reducers.h"
+
+namespace hvd::runtime {
+namespace {
+
+// The world epoch: bumps when an elastic job is rebuilt (not yet).
+constexpr uint64_t kEpoch = 0;
+
+std::string line_of(const std::string& canonical, const std::string& key) {
+  size_t at = 0;
+  while (at < canonical.size()) {
+    size_t end = canonical.find('\n', at);
+    if (end == std::string::npos) end = canonical.size();
+    std::string line = canonical.substr(at, end - at);
+    if (line.rfind(key + " =", 0) == 0 || line.rfind(key + "=", 0) == 0) {
+      size_t eq = line.find('=');
+      std::string value = line.substr(eq + 1);
+      while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+      return value;
+    }
+    at = end + 1;
+  }
+  return "(unset)";
+}
+
+}  // namespace
+
+Runtime::Runtime(const hvd_init_options* options) {
+  if (options && !HVD_HAS_FIELD(options, hvd_init_options, process_set_count)) {
+    throw Error(HVD_ERR_INVALID_ARGUMENT,
+                "hvd_init: hvd_init_options of " +
+                    std::to_string(options->struct_size) +
+                    " bytes is too small (struct_size not set?)");
+  }
+  ConfigLoadOptions load;
+  if (options && options->config_path) load.path = options->config_path;
+  config_ = Config::load(load);
+  hvd_log_level level;
+  if (parse_log_level(config_.get_string("log.level"), &level)) {
+    set_log_level(level);
+  }
+  set_log_hide_time(config_.get_bool("log.hide_time"));
+  fusion_threshold_ = config_.get_bytes("runtime.fusion_threshold");
+  cycle_time_ = config_.get_duration("runtime.cycle_time");
+  const auto start_timeout = config_.get_duration("runtime.start_timeout");
+
+  bootstrap_ = Bootstrap::create(config_);
+  rank_ = bootstrap_->rank();
+  size_ = bootstrap_->size();
+  const HostLayout& layout = bootstrap_->layout();
+  local_rank_ = layout.local_rank;
+  local_size_ = layout.local_size;
+  cross_rank_ = layout.cross_rank;
+  cross_size_ = layout.cross_size;
+  set_log_rank(rank_);
+  check_config_digest();
+
+  control_ = std::make_unique<ControlPlane>(*bootstrap_, config_);
+  control_->on_failure([this](const PeerFailure& f) { note_failure(f); });
+
+  loader_ = std::make_unique<PluginLoader>(PluginLoader::default_search_path(
+      config_.get_strings("plugins.search_path")));
+  reducers_ = std::make_unique<ReducerSet>(*loader_, config_, *bootstrap_);
+
+  engine_ = std::make_unique<p2p::Engine>(rank_, size_, kEpoch);
+  engine_->set_spin_time(config_.get_duration("runtime.spin_time"));
+  engine_->set_failure_reporter(
+      [this](int32_t peer, const std::string& reason) {
+        control_->report_failure(peer, reason);
+      });
+  p2p::build_mesh(*engine_, *loader_, config_, *bootstrap_, start_timeout);
+
+  std::vector<int32_t> everyone(size_);
+  for (int32_t r = 0; r < size_; ++r) everyone[r] = r;
+  sets_.push_back(std::make_unique<ProcessSet>(0, everyone, rank_,
+                                               layout.host_of, kEpoch,
+                                               rank_ == 0));
+  if (options && options->process_set_count > 0) {
+    if (!options->process_sets || !options->process_set_sizes) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_init: process_set_count without process_sets");
+    }
+    for (int32_t i = 0; i < options->process_set_count; ++i) {
+      std::vector<int32_t> ranks(
+          options->process_sets[i],
+          options->process_sets[i] + options->process_set_sizes[i]);
+      sets_.push_back(std::make_unique<ProcessSet>(
+          i + 1, std::move(ranks), rank_, layout.host_of, kEpoch, rank_ == 0));
+    }
+  }
+  unnamed_.assign(sets_.size(), 0);
+
+  executor_ = std::make_unique<Executor>(
+      *engine_, *reducers_,
+      [this](PendingOp* op, hvd_status s, const std::string& m) {
+        complete(op, s, m);
+      });
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw Error(HVD_ERR_SYSTEM, "eventfd failed");
+  thread_ = std::thread([this] { loop(); });
+  HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_
+                << ", bootstrap " << bootstrap_->backend() << ", reducers "
+                << reducers_->names();
+}
+
+Runtime::~Runtime() {
+  if (thread_.joinable()) {
+    shutdown_requested_ = true;
+    wake();
+    thread_.join();
+  }
+  teardown();
+}
+
+void Runtime::teardown() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+  }
+  executor_.reset();
+  sets_.clear();
+  engine_.reset();
+  reducers_.reset();
+  loader_.reset();
+  control_.reset();
+  bootstrap_.reset();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+void Runtime::check_config_digest() {
+  std::string digest = config_.digest();
+  std::vector<std::vector<uint8_t>> all = bootstrap_->allgather(
+      std::vector<uint8_t>(digest.begin(), digest.end()));
+  int32_t differs = -1;
+  for (int32_t r = 1; r < size_; ++r) {
+    if (all[r] != all[0]) {
+      differs = r;
+      break;
+    }
+  }
+  if (differs < 0) return;
+  // Each canonical text is published under its digest, so a re-init that
+  // finds an older value finds the same text.
+  std::string canonical = config_.canonical();
+  bootstrap_->put("hvd.config." + digest,
+                  std::vector<uint8_t>(canonical.begin(), canonical.end()));
+  auto fetch = [&](int32_t r) {
+    if (r == rank_) return canonical;
+    std::string key(all[r].begin(), all[r].end());
+    std::vector<uint8_t> text = bootstrap_->get(
+        r, "hvd.config." + key, std::chrono::milliseconds(30000));
+    return std::string(text.begin(), text.end());
+  };
+  std::string a = fetch(0), b = fetch(differs);
+  std::string keys;
+  for (const std::string& key : Config::diff(a, b)) {
+    keys += (keys.empty() ? "" : "; ") + key + " is " + line_of(a, key) +
+            " on rank 0, " + line_of(b, key) + " on rank " +
+            std::to_string(differs);
+  }
+  throw Error(HVD_ERR_CONFIG,
+              "the configuration differs between ranks 0 and " +
+                  std::to_string(differs) + ": " + keys);
+}
+
+bool Runtime::on_background_thread() const {
+  return std::this_thread::get_id() == thread_.get_id();
+}
+
+ProcessSet* Runtime::find_set(int32_t id) const {
+  for (const auto& s : sets_) {
+    if (s->id == id) return s.get();
+  }
+  return nullptr;
+}
+
+std::string Runtime::key_of(const PendingOp& op) {
+  std::string key = std::to_string(op.request.process_set) + "/";
+  if (op.collective() == HVD_COLL_JOIN) return key + "join";
+  return key + op.name();
+}
+
+hvd_handle_s* Runtime::enqueue(const hvd_op& op) {
+  std::unique_ptr<PendingOp> p;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopped_) throw Error(stop_status_, stop_message_);
+    ProcessSet* set = find_set(op.process_set);
+    if (!set) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_enqueue: process set " +
+                      std::to_string(op.process_set) + " does not exist");
+    }
+    if (!set->member()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_enqueue: rank " + std::to_string(rank_) +
+                      " is not a member of process set " +
+                      std::to_string(set->id));
+    }
+    size_t index = 0;
+    while (sets_[index].get() != set) ++index;
+    uint64_t& counter = unnamed_[index];
+    const char* kind = op.collective == HVD_COLL_JOIN ? "join." : "barrier.";
+    p = std::make_unique<PendingOp>(make_pending_op(
+        op, set->size(), set->rank, kind + std::to_string(counter)));
+    std::string key = key_of(*p);
+    if (in_flight_.count(key)) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  p->describe() + ": an op of this name is already in flight "
+                                  "on process set " +
+                      std::to_string(set->id) +
+                      " (names must be unique among ops in flight)");
+    }
+    if (p->adapter) adapter_acquire(p->adapter);
+    if ((!op.name || !*op.name) &&
+        (op.collective == HVD_COLL_BARRIER || op.collective == HVD_COLL_JOIN)) {
+      ++counter;
+    }
+    p->handle = make_handle();
+    in_flight_.insert(std::move(key));
+    submitted_.push_back(p.get());
+  }
+  hvd_handle_s* handle = p.release()->handle;
+  has_new_ = true;
+  wake();
+  return handle;
+}
+
+void Runtime::wake() {
+  uint64_t one = 1;
+  ssize_t n = write(wake_fd_, &one, sizeof one);
+  (void)n;
+}
+
+void Runtime::drain_wake_fd() {
+  uint64_t value;
+  ssize_t n = read(wake_fd_, &value, sizeof value);
+  (void)n;
+}
+
+void Runtime::note_failure(const PeerFailure& failure) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (failed_) return;
+    failure_rank_ = failure.rank;
+    failure_message_ =
+        "rank " + std::to_string(failure.rank) + " failed: " + failure.reason;
+  }
+  failed_ = true;
+  wake();  // the background thread fails everything
+
+}
+
+void Runtime::complete(PendingOp* op, hvd_status status,
+                       const std::string& message) {
+  std::string text = message;
+  if (status != HVD_OK && text.empty()) text = op->describe() + " failed";
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_flight_.erase(key_of(*op));
+  }
+  if (op->adapter) {
+    op->adapter->api->done(op->adapter->ctx, op->adapter_op, status,
+                           text.c_str());
+    adapter_release(op->adapter);
+  }
+  if (op->done) op->done(op->user, status, text.c_str());
+  finish_handle(op->handle, status, text);
+  unref_handle(op->handle);
+  delete op;
+}
+
+bool Runtime::input_ready(PendingOp* op) {
+  if (op->adapter && op->adapter->api->ready) {
+    hvd_status s = op->adapter->api->ready(op->adapter->ctx, op->adapter_op);
+    if (s == HVD_AGAIN) return false;
+    if (s != HVD_OK) {
+      throw Error(s, op->describe() + ": adapter '" + op->adapter->name +
+                         "' reported its inputs failed (" + status_name(s) +
+                         ")");
+    }
+  }
+  if (op->ready_event) {
+    const hvd_device_api* dev = device_api();
+    hvd_status s = dev->event_query(dev->ctx, op->ready_event);
+    if (s == HVD_AGAIN) return false;
+    if (s != HVD_OK) {
+      throw Error(s, op->describe() + ": its ready event failed (" +
+                         status_name(s) + ")");
+    }
+  }
+  return true;
+}
+
+void Runtime::cycle() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incoming_.swap(submitted_);
+  }
+  for (PendingOp* op : incoming_) waiting_.push_back(op);
+  incoming_.clear();
+
+  requests_.shutdown = shutdown_requested_;
+  requests_.requests.clear();
+  size_t kept = 0;
+  for (PendingOp* op : waiting_) {
+    bool ready = false;
+    try {
+      ready = input_ready(op);
+    } catch (const Error& e) {
+      // The other ranks' ops of this name stay pending: the name never
+      // reaches negotiation from here.
+      HVD_LOG(ERROR) << e.what();
+      complete(op, e.status(), e.what());
+      continue;
+    }
+    if (!ready) {
+      waiting_[kept++] = op;
+      continue;
+    }
+    ProcessSet* set = find_set(op->request.process_set);
+    if (op->collective() == HVD_COLL_JOIN) {
+      set->join = op;
+    } else {
+      set->negotiating.emplace(op->name(), op);
+    }
+    requests_.requests.push_back(op->request);
+  }
+  waiting_.resize(kept);
+
+  encode(requests_, request_bytes_);
+  std::vector<std::vector<uint8_t>> gathered = control_->gather(request_bytes_);
+  if (rank_ == 0) {
+    ResponseList list;
+    coordinate(gathered, list);
+    encode(list, response_bytes_);
+  }
+  std::vector<uint8_t> in = control_->broadcast(response_bytes_);
+  ResponseList list = decode_responses(in);
+  for (Response& r : list.responses) {
+    ProcessSet* set = find_set(r.process_set);
+    if (set && set->member()) executor_->push(set, std::move(r));
+  }
+  if (list.shutdown) {
+    shutdown_seen_ = true;
+    shutdown_rank_ = list.shutdown_rank;
+  }
+}
+
+void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
+                         ResponseList& out) {
+  for (int32_t r = 0; r < static_cast<int32_t>(gathered.size()); ++r) {
+    RequestList list = decode_requests(gathered[r]);
+    if (list.shutdown && !out.shutdown) {
+      out.shutdown = true;
+      out.shutdown_rank = r;
+    }
+    for (Request& q : list.requests) {
+      ProcessSet* set = find_set(q.process_set);
+      if (!set || set->rank_of_world[r] < 0) {
+        throw Error(HVD_ERR_INTERNAL, "rank " + std::to_string(r) +
+                                          " submitted '" + q.name +
+                                          "' to process set " +
+                                          std::to_string(q.process_set) +
+                                          ", which it is not a member of");
+      }
+      set->coordinator->submit(set->rank_of_world[r], std::move(q));
+    }
+  }
+  for (const auto& set : sets_) {
+    std::vector<Response> ready = set->coordinator->take_ready();
+    if (ready.empty()) continue;
+    for (Response& r : fuse(std::move(ready), fusion_threshold_, set->size())) {
+      if (r.kind == ResponseKind::kData) {
+        std::vector<size_t> candidates = reducers_->candidates(
+            r.collective, set->planning_team->view(), r.mem_kind,
+            response_bytes(r, set->size()));
+        if (!candidates.empty()) r.reducer = reducers_->at(candidates[0]).name();
+      }
+      out.responses.push_back(std::move(r));
+    }
+  }
+}
+
+bool Runtime::drive() {
+  try {
+    return executor_->progress();
+  } catch (const Error& e) {
+    // Tell everyone, so no rank waits for this one's part.
+    if (!failed_) {
+      int32_t at_fault = e.peer() >= 0 ? e.peer() : rank_;
+      control_->report_failure(at_fault, e.what());
+    }
+    throw;
+  }
+}
+
+void Runtime::wait_until(std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    bool moved = drive();
+    if (failed_) {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
+    }
+    if (shutdown_requested_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return;
+    if (executor_->idle()) {
+      // Nothing in flight: a new op goes out at once.
+      if (has_new_.exchange(false)) return;
+      auto left = deadline - now;
+      timespec ts;
+      ts.tv_sec = static_cast<time_t>(
+          std::chrono::duration_cast<std::chrono::seconds>(left).count());
+      ts.tv_nsec = static_cast<long>((left - std::chrono::seconds(ts.tv_sec)) /
+                                     std::chrono::nanoseconds(1));
+      pollfd fd{wake_fd_, POLLIN, 0};
+      ppoll(&fd, 1, &ts, nullptr);
+      drain_wake_fd();
+    } else if (!moved) {
+      engine_->wait(deadline - now, wake_fd_);
+      drain_wake_fd();
+    }
+  }
+}
+
+void Runtime::drain() {
+  while (!executor_->idle()) {
+    bool moved = drive();
+    if (failed_) {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
+    }
+    if (!moved) {
+      engine_->wait(std::chrono::milliseconds(1), wake_fd_);
+      drain_wake_fd();
+    }
+  }
+}
+
+void Runtime::loop() {
+  pthread_setname_np(pthread_self(), "hvd-background");
+  try {
+    while (true) {
+      auto start = std::chrono::steady_clock::now();
+      cycle();
+      if (shutdown_seen_) {
+        drain();
+        std::string who = shutdown_rank_ == rank_
+                              ? "this rank"
+                              : "rank " + std::to_string(shutdown_rank_);
+        fail_everything(HVD_ERR_SHUT_DOWN,
+                        "horovod was shut down (hvd_shutdown on " + who + ")");
+        return;
+      }
+      wait_until(start + cycle_time_);
+    }
+  } catch (const Error& e) {
+    HVD_LOG(ERROR) << e.what();
+    fail_everything(e.status(), e.what());
+  } catch (const std::exception& e) {
+    HVD_LOG(ERROR) << "background thread: " << e.what();
+    fail_everything(HVD_ERR_INTERNAL, std::string("background thread: ") + e.what());
+  }
+}
+
+void Runtime::fail_everything(hvd_status status, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+    stop_status_ = status;
+    stop_message_ = message;
+  }
+  if (status != HVD_ERR_SHUT_DOWN) {
+    int32_t peer;
+    {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      peer = failure_rank_;
+    }
+    engine_->abort(status, peer);
+  }
+  executor_->fail_all(status, message);
+  auto fail = [&](PendingOp* op) {
+    complete(op, status, op->describe() + ": " + message);
+  };
+  for (const auto& set : sets_) {
+    for (auto& [name, op] : set->negotiating) fail(op);
+    set->negotiating.clear();
+    if (set->join) fail(set->join);
+    set->join = nullptr;
+  }
+  for (PendingOp* op : waiting_) fail(op);
+  waiting_.clear();
+  std::vector<PendingOp*> late;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    late.swap(submitted_);
+  }
+  for (PendingOp* op : late) fail(op);
+}
+
+void Runtime::shutdown() {
+  if (thread_.joinable()) {
+    shutdown_requested_ = true;
+    wake();
+    thread_.join();
+  }
+  teardown();
+}
+
+}  // namespace hvd::runtime

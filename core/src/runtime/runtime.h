@@ -1,0 +1,127 @@
+// One initialised runtime: what hvd_init builds and hvd_shutdown tears
+// down. It owns the configuration, the bootstrap, the control plane, the
+// reducers, the point-to-point engine and the background thread.
+//
+// The background thread runs cycles of runtime.cycle_time: it submits the
+// ops that became ready here (ControlPlane::gather to world rank 0), the
+// coordinator answers with responses (ControlPlane::broadcast), every rank
+// executes them in that order, then it drives the data path until the next
+// cycle, waking early for a new op when nothing else is pending. A dead
+// rank (the control plane's failure, or a transport's) fails every pending
+// and later op with an error naming it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "config/config.h"
+#include "horovod/horovod.h"
+#include "runtime/messages.h"
+#include "runtime/pending_op.h"
+
+namespace hvd {
+class Bootstrap;
+class ControlPlane;
+class PluginLoader;
+struct PeerFailure;
+namespace p2p {
+class Engine;
+}
+}  // namespace hvd
+
+namespace hvd::runtime {
+
+class Executor;
+class ReducerSet;
+struct ProcessSet;
+
+class Runtime {
+ public:
+  // Collective over the job. Throws hvd::Error on any failure, naming it.
+  explicit Runtime(const hvd_init_options* options);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  int32_t rank() const { return rank_; }
+  int32_t size() const { return size_; }
+  int32_t local_rank() const { return local_rank_; }
+  int32_t local_size() const { return local_size_; }
+  int32_t cross_rank() const { return cross_rank_; }
+  int32_t cross_size() const { return cross_size_; }
+
+  // Any thread. Throws hvd::Error for an invalid op (naming it and what is
+  // wrong), a duplicate name in flight, or a runtime that has stopped.
+  hvd_handle_s* enqueue(const hvd_op& op);
+  // Negotiates the end with the other ranks, fails what is pending with
+  // HVD_ERR_SHUT_DOWN, joins the background thread and tears down.
+  void shutdown();
+  bool on_background_thread() const;
+
+ private:
+  void check_config_digest();
+  void loop();
+  void cycle();
+  void wait_until(std::chrono::steady_clock::time_point deadline);
+  bool drive();  // executor progress; reports fatal data-path errors
+  void drain();
+  bool input_ready(PendingOp* op);
+  void coordinate(const std::vector<std::vector<uint8_t>>& gathered,
+                  ResponseList& out);
+  ProcessSet* find_set(int32_t id) const;
+  void complete(PendingOp* op, hvd_status status, const std::string& message);
+  void fail_everything(hvd_status status, const std::string& message);
+  void note_failure(const PeerFailure& failure);
+  void wake();
+  void drain_wake_fd();
+  void teardown();
+  static std::string key_of(const PendingOp& op);
+
+  int32_t rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1,
+          cross_rank_ = 0, cross_size_ = 1;
+  uint64_t fusion_threshold_ = 0;
+  std::chrono::nanoseconds cycle_time_{};
+
+  // Declared in build order; torn down in reverse.
+  Config config_;
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::unique_ptr<ControlPlane> control_;
+  std::unique_ptr<PluginLoader> loader_;
+  std::unique_ptr<ReducerSet> reducers_;
+  std::unique_ptr<p2p::Engine> engine_;
+  std::vector<std::unique_ptr<ProcessSet>> sets_;
+  std::unique_ptr<Executor> executor_;
+  int wake_fd_ = -1;
+  std::thread thread_;
+
+  // Shared with the callers' threads.
+  std::mutex mutex_;
+  std::vector<PendingOp*> submitted_;
+  std::unordered_set<std::string> in_flight_;  // key_of() of every live op
+  std::vector<uint64_t> unnamed_;              // per set: unnamed barriers
+  bool stopped_ = false;
+  hvd_status stop_status_ = HVD_ERR_SHUT_DOWN;
+  std::string stop_message_;
+  std::atomic<bool> shutdown_requested_{false};
+  std::atomic<bool> has_new_{false};
+  std::atomic<bool> failed_{false};
+  std::mutex failure_mutex_;
+  std::string failure_message_;
+  int32_t failure_rank_ = -1;
+
+  // The background thread's own.
+  std::vector<PendingOp*> incoming_;
+  std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
+  RequestList requests_;
+  std::vector<uint8_t> request_bytes_, response_bytes_;
+  bool shutdown_seen_ = false;
+  int32_t shutdown_rank_ = -1;
+};
+
+}  // namespace hvd::runtime

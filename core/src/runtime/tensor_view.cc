@@ -1,0 +1,126 @@
+#include "runtime/tensor_view.h"
+
+#include "common/error.h"
+#include "device/device.h"
+#include "runtime/agreement.h"
+
+namespace hvd::runtime {
+
+hvd_dtype dtype_from_dl(hvd_dl_dtype dl) {
+  if (dl.lanes != 1) return -1;
+  switch (dl.code) {
+    case HVD_DL_INT:
+      switch (dl.bits) {
+        case 8: return HVD_INT8;
+        case 16: return HVD_INT16;
+        case 32: return HVD_INT32;
+        case 64: return HVD_INT64;
+      }
+      return -1;
+    case HVD_DL_UINT:
+      switch (dl.bits) {
+        case 8: return HVD_UINT8;
+        case 16: return HVD_UINT16;
+      }
+      return -1;
+    case HVD_DL_FLOAT:
+      switch (dl.bits) {
+        case 16: return HVD_FLOAT16;
+        case 32: return HVD_FLOAT32;
+        case 64: return HVD_FLOAT64;
+      }
+      return -1;
+    case HVD_DL_BFLOAT:
+      return dl.bits == 16 ? HVD_BFLOAT16 : -1;
+    case HVD_DL_BOOL:
+      return dl.bits == 8 ? HVD_BOOL : -1;
+  }
+  return -1;
+}
+
+hvd_dl_dtype dl_from_dtype(hvd_dtype dtype) {
+  switch (dtype) {
+    case HVD_UINT8: return {HVD_DL_UINT, 8, 1};
+    case HVD_INT8: return {HVD_DL_INT, 8, 1};
+    case HVD_UINT16: return {HVD_DL_UINT, 16, 1};
+    case HVD_INT16: return {HVD_DL_INT, 16, 1};
+    case HVD_INT32: return {HVD_DL_INT, 32, 1};
+    case HVD_INT64: return {HVD_DL_INT, 64, 1};
+    case HVD_FLOAT16: return {HVD_DL_FLOAT, 16, 1};
+    case HVD_BFLOAT16: return {HVD_DL_BFLOAT, 16, 1};
+    case HVD_FLOAT32: return {HVD_DL_FLOAT, 32, 1};
+    case HVD_FLOAT64: return {HVD_DL_FLOAT, 64, 1};
+    case HVD_BOOL: return {HVD_DL_BOOL, 8, 1};
+  }
+  return {0, 0, 0};
+}
+
+TensorView view_tensor(const hvd_tensor& t, const std::string& what) {
+  auto invalid = [&](const std::string& why) {
+    return Error(HVD_ERR_INVALID_ARGUMENT, what + ": " + why);
+  };
+  if (!HVD_HAS_FIELD(&t, hvd_tensor, byte_offset)) {
+    throw invalid("descriptor of " + std::to_string(t.struct_size) +
+                  " bytes is too small (struct_size not set?)");
+  }
+  TensorView v;
+  v.dtype = dtype_from_dl(t.dtype);
+  if (v.dtype < 0) {
+    throw invalid("unsupported dtype (code " + std::to_string(t.dtype.code) +
+                  ", " + std::to_string(t.dtype.bits) + " bits, " +
+                  std::to_string(t.dtype.lanes) + " lanes)");
+  }
+  if (t.ndim < 0 || (t.ndim > 0 && !t.shape)) {
+    throw invalid("ndim " + std::to_string(t.ndim) + " without a shape");
+  }
+  v.shape.assign(t.shape, t.shape + t.ndim);
+  const uint64_t esize = dtype_size(v.dtype);
+  uint64_t elements = 1;
+  for (int64_t d : v.shape) {
+    if (d < 0) throw invalid("negative dimension in shape " + shape_text(v.shape));
+    if (d != 0 && elements > UINT64_MAX / esize / static_cast<uint64_t>(d)) {
+      throw invalid("shape " + shape_text(v.shape) + " is too large");
+    }
+    elements *= static_cast<uint64_t>(d);
+  }
+  v.elements = elements;
+  v.bytes = elements * esize;
+  if (t.strides && elements > 1) {
+    int64_t expected = 1;
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      if (v.shape[d] != 1 && t.strides[d] != expected) {
+        std::vector<int64_t> strides(t.strides, t.strides + t.ndim);
+        throw invalid("non-contiguous tensor (shape " + shape_text(v.shape) +
+                      ", strides " + shape_text(strides) +
+                      "): only compact row-major tensors are accepted; make "
+                      "it contiguous first");
+      }
+      expected *= v.shape[d];
+    }
+  }
+  if (t.device.kind != HVD_MEM_HOST) {
+    throw Error(HVD_ERR_UNSUPPORTED,
+                what + ": memory kind " + std::to_string(t.device.kind) +
+                    " is not supported yet (host memory only)");
+  }
+  v.device = t.device;
+  if (elements > 0 && !t.data) throw invalid("null data with elements");
+  v.data = static_cast<uint8_t*>(t.data);
+  if (v.data) v.data += t.byte_offset;
+  return v;
+}
+
+hvd_tensor describe_tensor(const TensorView& v) {
+  hvd_tensor t{};
+  t.struct_size = sizeof(hvd_tensor);
+  t.data = v.data;
+  t.device = v.device;
+  t.ndim = static_cast<int32_t>(v.shape.size());
+  t.dtype = dl_from_dtype(v.dtype);
+  t.shape = v.shape.empty() ? nullptr : v.shape.data();
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  return t;
+}
+
+}  // namespace hvd::runtime

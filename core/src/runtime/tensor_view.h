@@ -1,0 +1,37 @@
+// Checked views of the caller's tensor descriptors (tensor.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "horovod/tensor.h"
+
+namespace hvd::runtime {
+
+struct TensorView {
+  uint8_t* data = nullptr;  // data + byte_offset
+  hvd_device device{HVD_MEM_HOST, 0};
+  hvd_dtype dtype = HVD_UINT8;
+  std::vector<int64_t> shape;
+  uint64_t elements = 0;
+  uint64_t bytes = 0;
+};
+
+// The hvd_dtype of a DLPack dtype, or -1 when it has none (uint32, vector
+// lanes, ...).
+hvd_dtype dtype_from_dl(hvd_dl_dtype dl);
+hvd_dl_dtype dl_from_dtype(hvd_dtype dtype);
+
+// Checks one descriptor and makes its view. `what` names it in errors
+// ("allreduce 'grad' input 0"). Throws hvd::Error HVD_ERR_INVALID_ARGUMENT
+// for an unknown dtype, a negative dimension, an element count whose bytes
+// overflow 64 bits, a null data pointer with elements, or strides that are
+// not compact row-major (dimensions of extent 1 may have any stride);
+// HVD_ERR_UNSUPPORTED for memory other than host memory.
+TensorView view_tensor(const hvd_tensor& tensor, const std::string& what);
+
+// A descriptor of `view` (data, dtype, shape pointing into `view`).
+hvd_tensor describe_tensor(const TensorView& view);
+
+}  // namespace hvd::runtime

@@ -1,0 +1,120 @@
+/*
+ * The public C API of the Horovod runtime. Thread-safe; a process forked
+ * from an initialised one (e.g. a data-loader worker) sees the runtime as
+ * not initialised.
+ *
+ * Failing calls return a status and leave a message for the calling thread
+ * in hvd_last_error().
+ */
+#ifndef HOROVOD_HOROVOD_H
+#define HOROVOD_HOROVOD_H
+
+#include "horovod/abi.h"
+#include "horovod/adapter.h"
+#include "horovod/host.h"
+#include "horovod/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hvd_handle_s hvd_handle;
+
+typedef struct hvd_init_options {
+  size_t struct_size;
+  const hvd_extension* ext;
+  /* horovod.toml to read; NULL: HOROVOD_CONFIG, ./horovod.toml, the user
+   * config directory, /etc/horovod/horovod.toml, built-in defaults. */
+  const char* config_path;
+  /* Static process sets: process_set_count lists of world ranks. Set i gets
+   * id i + 1 (0 is the global set). */
+  const int32_t* const* process_sets;
+  const int32_t* process_set_sizes;
+  int32_t process_set_count;
+} hvd_init_options;
+
+/* opts may be NULL. Initialising twice is an error; init after shutdown
+ * starts a new runtime. */
+HVD_EXPORT hvd_status hvd_init(const hvd_init_options* opts);
+/* Fails every pending op with HVD_ERR_SHUT_DOWN, then stops. */
+HVD_EXPORT hvd_status hvd_shutdown(void);
+HVD_EXPORT int32_t hvd_is_initialized(void);
+
+/* -1 when not initialised. */
+HVD_EXPORT int32_t hvd_rank(void);
+HVD_EXPORT int32_t hvd_size(void);
+HVD_EXPORT int32_t hvd_local_rank(void);
+HVD_EXPORT int32_t hvd_local_size(void);
+HVD_EXPORT int32_t hvd_cross_rank(void);
+HVD_EXPORT int32_t hvd_cross_size(void);
+
+/* The calling thread's message for its last failed call ("" if none). */
+HVD_EXPORT const char* hvd_last_error(void);
+HVD_EXPORT const char* hvd_status_string(hvd_status status);
+
+/* Called once from the background thread when the op ends. Must not
+ * block. `message` is valid only during the call. */
+typedef void (*hvd_done_fn)(void* user, hvd_status status,
+                            const char* message);
+
+typedef struct hvd_op {
+  size_t struct_size;
+  const hvd_extension* ext;
+  hvd_collective collective;
+  /* Matched across ranks; unique among this process set's ops in flight.
+   * Grouped ops (tensor_count > 1) are negotiated and fused as a unit. */
+  const char* name;
+  int32_t process_set; /* 0: global */
+  int32_t tensor_count;
+  const hvd_tensor* inputs;
+  /* allreduce, broadcast, reducescatter: caller-provided outputs (NULL: in
+   * place for allreduce and broadcast). allgather and alltoall: NULL, and the
+   * output is allocated through the adapter, or by the core and read with
+   * hvd_handle_output(). */
+  const hvd_tensor* outputs;
+  hvd_reduce_op op;
+  double prescale; /* 0 is read as 1 */
+  double postscale;
+  int32_t root;    /* broadcast: rank in the process set */
+  /* alltoall: first-dimension rows to send to each rank (split_count ==
+   * process set size); NULL: equal split. */
+  const int32_t* splits;
+  int32_t split_count;
+  /* GPU ordering: the core waits for ready_event, then works on `stream`. */
+  hvd_stream stream;
+  hvd_event ready_event;
+  hvd_done_fn done;
+  void* user;
+  hvd_adapter* adapter; /* NULL: no framework binding */
+  void* adapter_op;
+} hvd_op;
+
+HVD_EXPORT hvd_status hvd_enqueue(const hvd_op* op, hvd_handle** out);
+/* *done = 1 when finished (successfully or not). */
+HVD_EXPORT hvd_status hvd_poll(hvd_handle* handle, int32_t* done);
+/* The op's status once done; HVD_ERR_TIMEOUT if still running after
+ * timeout_ms (< 0: no limit). */
+HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms);
+/* The op's failure message ("" on success); valid until release. */
+HVD_EXPORT const char* hvd_handle_message(hvd_handle* handle);
+/* A core-allocated output (allgather, alltoall without an adapter); the
+ * memory lives until release. */
+HVD_EXPORT hvd_status hvd_handle_output(hvd_handle* handle, int32_t index,
+                                        hvd_tensor* out);
+/* alltoall: the rows received from each rank. */
+HVD_EXPORT hvd_status hvd_handle_received_splits(hvd_handle* handle,
+                                                 const int32_t** splits,
+                                                 int32_t* count);
+HVD_EXPORT void hvd_release(hvd_handle* handle);
+
+/* Dynamic process sets (when [runtime] dynamic_process_sets is on).
+ * Collective over the world. */
+HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
+                                          int32_t* id);
+HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOROVOD_HOROVOD_H */
