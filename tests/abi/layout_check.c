@@ -19,21 +19,23 @@
 
 #define SIZEOF_FIELD(type, field) sizeof(((type*)0)->field)
 
-#define S(type) \
-  _Static_assert(sizeof(type) >= V10_SIZEOF_##type, #type " shrank below 1.0");
+#define S(type)                                                            \
+  _Static_assert(sizeof(type) >= V10_SIZEOF_##type, #type " shrank below " \
+                                                          "1.0");
 HVD_V1_0_STRUCTS(S)
 #undef S
 
-#define F(type, field)                                                  \
-  _Static_assert(offsetof(type, field) == V10_OFFSET_##type##__##field, \
-                 #type "." #field " moved since 1.0");                  \
+#define F(type, field)                                                     \
+  _Static_assert(offsetof(type, field) == V10_OFFSET_##type##__##field,    \
+                 #type "." #field " moved since 1.0");                     \
   _Static_assert(SIZEOF_FIELD(type, field) == V10_FSIZE_##type##__##field, \
                  #type "." #field " changed size since 1.0");
 HVD_V1_0_FIELDS(F)
 #undef F
 
-#define C(name) \
-  _Static_assert((name) == V10_VALUE_##name, #name " changed value since 1.0");
+#define C(name)                                                            \
+  _Static_assert((name) == V10_VALUE_##name, #name " changed value since " \
+                                                   "1.0");
 HVD_V1_0_CONSTANTS(C)
 #undef C
 
@@ -63,9 +65,9 @@ int main(void) {
   HVD_V1_0_STRUCTS(COUNT_S)
   HVD_V1_0_FIELDS(COUNT_F)
   HVD_V1_0_CONSTANTS(COUNT_C)
-  printf("ABI 1.0 kept by %d.%d headers: %d structs, %d fields, %d constants,"
-         " 3 entry symbols\n",
-         HVD_ABI_VERSION_MAJOR, HVD_ABI_VERSION_MINOR, structs, fields,
-         constants);
+  printf(
+      "ABI 1.0 kept by %d.%d headers: %d structs, %d fields, %d constants,"
+      " 3 entry symbols\n",
+      HVD_ABI_VERSION_MAJOR, HVD_ABI_VERSION_MINOR, structs, fields, constants);
   return failures == 0 ? 0 : 1;
 }

@@ -63,7 +63,8 @@ TEST(AbiV1_0, TransportConnectsAndMovesBytes) {
   std::memset(&props, 0, sizeof props);
   props.struct_size = sizeof props;
   ASSERT_EQ(api.get_properties(t, &props), HVD_OK);
-  ASSERT_LE(props.handle_bytes, static_cast<uint32_t>(HVD_TRANSPORT_HANDLE_MAX));
+  ASSERT_LE(props.handle_bytes,
+            static_cast<uint32_t>(HVD_TRANSPORT_HANDLE_MAX));
 
   unsigned char handle[HVD_TRANSPORT_HANDLE_MAX];
   hvd_listener* listener = nullptr;
@@ -102,15 +103,13 @@ TEST(AbiV1_0, TransportConnectsAndMovesBytes) {
   // Too large for the receive: truncated, blaming the sender.
   char small[4];
   ASSERT_EQ(api.isend(server, text, sizeof text, 9, nullptr, &send), HVD_OK);
-  ASSERT_EQ(api.irecv(client, small, sizeof small, 9, nullptr, &recv),
-            HVD_OK);
+  ASSERT_EQ(api.irecv(client, small, sizeof small, 9, nullptr, &recv), HVD_OK);
   EXPECT_EQ(finish(api, send, &done), HVD_OK);
   EXPECT_EQ(finish(api, recv, &done), HVD_ERR_TRUNCATED);
   EXPECT_EQ(done.peer, 1);
 
   // Abort fails what is pending, with the reason and the peer given.
-  ASSERT_EQ(api.irecv(server, buffer.data(), buffer.size(), 11, nullptr,
-                      &recv),
+  ASSERT_EQ(api.irecv(server, buffer.data(), buffer.size(), 11, nullptr, &recv),
             HVD_OK);
   EXPECT_EQ(api.abort(t, HVD_ERR_PEER_FAILED, 3), HVD_OK);
   EXPECT_EQ(api.abort(t, HVD_ERR_TIMEOUT, 4), HVD_OK);  // idempotent
@@ -180,7 +179,7 @@ hvd_status p2p_isend(hvd_p2p* p, int32_t peer, const void* buf, size_t bytes,
                      uint32_t step, hvd_p2p_request** req) {
   auto* data = static_cast<const uint8_t*>(buf);
   p->mailbox->queues[{p->team.rank, peer, step}].emplace_back(data,
-                                                             data + bytes);
+                                                              data + bytes);
   *req = new hvd_p2p_request{false, peer, nullptr, bytes, step};
   return HVD_OK;
 }
@@ -209,9 +208,15 @@ hvd_status p2p_test(hvd_p2p* p, hvd_p2p_request* req, int32_t* done,
   return HVD_OK;
 }
 
-const hvd_p2p_api kP2p = {
-    sizeof(hvd_p2p_api), nullptr, p2p_team, p2p_isend, p2p_irecv,
-    p2p_test,            nullptr, nullptr,  nullptr};
+const hvd_p2p_api kP2p = {sizeof(hvd_p2p_api),
+                          nullptr,
+                          p2p_team,
+                          p2p_isend,
+                          p2p_irecv,
+                          p2p_test,
+                          nullptr,
+                          nullptr,
+                          nullptr};
 
 TEST(AbiV1_0, ReducerScoresAndReduces) {
   Config config;
@@ -247,8 +252,8 @@ TEST(AbiV1_0, ReducerScoresAndReduces) {
   EXPECT_EQ(ranges[0].max_bytes, 64u * 1024);
   EXPECT_GT(ranges[0].score, 0);
   count = 4;
-  ASSERT_EQ(api.score(reducer, HVD_COLL_ALLGATHER, &p2p[0].team,
-                      HVD_MEM_HOST, ranges, &count),
+  ASSERT_EQ(api.score(reducer, HVD_COLL_ALLGATHER, &p2p[0].team, HVD_MEM_HOST,
+                      ranges, &count),
             HVD_OK);
   EXPECT_EQ(count, 0u);
 
@@ -288,9 +293,8 @@ TEST(AbiV1_0, ReducerScoresAndReduces) {
   for (int r = 0; r < kRanks; ++r) {
     ASSERT_TRUE(finished[r]);
     EXPECT_EQ(api.task_free(tasks[r]), HVD_OK);
-    EXPECT_EQ(std::memcmp(recv[r].data(), recv[0].data(),
-                          kCount * sizeof(float)),
-              0)
+    EXPECT_EQ(
+        std::memcmp(recv[r].data(), recv[0].data(), kCount * sizeof(float)), 0)
         << "rank " << r << " differs from rank 0";
   }
   for (size_t i = 0; i < kCount; ++i) {
@@ -343,8 +347,7 @@ TEST(AbiV1_0, AdapterAllocatesAndCompletes) {
   int64_t shape[2] = {4, 3};
   hvd_tensor out{};
   out.struct_size = sizeof out;
-  ASSERT_EQ(api.allocate_output(&arena, &op, 0, &like, 2, shape, &out),
-            HVD_OK);
+  ASSERT_EQ(api.allocate_output(&arena, &op, 0, &like, 2, shape, &out), HVD_OK);
   EXPECT_EQ(out.data, memory.data());
   EXPECT_EQ(out.ndim, 2);
   EXPECT_EQ(arena.used, 48u);

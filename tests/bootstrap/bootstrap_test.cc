@@ -1,6 +1,8 @@
 // The bootstrap of a whole job, run the same on every rank (so every test is
 // collective): `horovodrun -np 3 bootstrap_test` (rendezvous),
 // `mpirun -np 2 bootstrap_test` (PMIx), or plain (single).
+#include "bootstrap/bootstrap.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 #include <memory>
 #include <thread>
 
-#include "bootstrap/bootstrap.h"
 #include "common/error.h"
 #include "config/config.h"
 
@@ -35,9 +36,14 @@ int env_or(const char* name, int fallback) {
   return v && *v ? atoi(v) : fallback;
 }
 
+bool env_set(const char* name) {
+  const char* v = getenv(name);
+  return v && *v;
+}
+
 std::string expected_backend() {
-  if (getenv("HOROVOD_RENDEZVOUS_ADDR")) return "rendezvous";
-  if (getenv("PMIX_RANK")) return "pmix";
+  if (env_set("HOROVOD_RENDEZVOUS_ADDR")) return "rendezvous";
+  if (env_set("PMIX_RANK")) return "pmix";
   return "single";
 }
 
@@ -122,10 +128,11 @@ TEST(Bootstrap, LayoutAgreesAcrossRanks) {
     EXPECT_EQ(l.hostname, getenv("HOROVOD_HOSTNAME"));
   }
   // Read by the multi-host launcher test.
-  printf("layout: rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d "
-         "cross_size=%d host=%s\n",
-         w.rank(), w.size(), l.local_rank, l.local_size, l.cross_rank,
-         l.cross_size, l.hostname.c_str());
+  printf(
+      "layout: rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d "
+      "cross_size=%d host=%s\n",
+      w.rank(), w.size(), l.local_rank, l.local_size, l.cross_rank,
+      l.cross_size, l.hostname.c_str());
   fflush(stdout);
 }
 
@@ -179,6 +186,14 @@ TEST(Bootstrap, BarrierPublishesEarlierPuts) {
     EXPECT_EQ(text(w.get(r, "before-barrier", milliseconds(0))),
               std::to_string(r));
   }
+  w.barrier();
+}
+
+TEST(Bootstrap, GetWithAnEndlessTimeoutReturnsAPresentKey) {
+  Bootstrap& w = world();
+  int peer = (w.rank() + 1) % w.size();
+  EXPECT_EQ(text(w.get(peer, "before-barrier", milliseconds::max())),
+            std::to_string(peer));
   w.barrier();
 }
 
@@ -290,7 +305,8 @@ TEST(Bootstrap, UnknownBackendIsAConfigurationError) {
 }
 
 TEST(Bootstrap, RendezvousWithoutLauncherIsAConfigurationError) {
-  if (world().backend() == "rendezvous") GTEST_SKIP() << "started by horovodrun";
+  if (world().backend() == "rendezvous")
+    GTEST_SKIP() << "started by horovodrun";
   TomlFile toml("[bootstrap]\nbackend = \"rendezvous\"\n");
   try {
     Bootstrap::create(toml.load());
@@ -318,6 +334,24 @@ TEST(Bootstrap, WrongSecretIsRefused) {
     EXPECT_EQ(e.status(), HVD_ERR_PEER_FAILED) << e.what();
   }
   setenv("HOROVOD_SECRET_KEY", real.c_str(), 1);
+  world().barrier();
+}
+
+// The launcher's layout variables and the ranks' host names must agree.
+TEST(Bootstrap, LauncherLayoutMustAgree) {
+  if (world().backend() != "rendezvous") GTEST_SKIP() << "rendezvous only";
+  std::string real = getenv("HOROVOD_LOCAL_SIZE");
+  setenv("HOROVOD_LOCAL_SIZE", std::to_string(world().size() + 1).c_str(), 1);
+  try {
+    Bootstrap::create(Config::load());
+    ADD_FAILURE() << "a wrong HOROVOD_LOCAL_SIZE went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), HVD_ERR_MISMATCH) << e.what();
+    EXPECT_NE(std::string(e.what()).find("HOROVOD_LOCAL_SIZE"),
+              std::string::npos)
+        << e.what();
+  }
+  setenv("HOROVOD_LOCAL_SIZE", real.c_str(), 1);
   world().barrier();
 }
 

@@ -48,8 +48,12 @@ TEST(Layout, SingleHost) {
 
 TEST(Protocol, FieldsRoundTrip) {
   Writer w;
-  w.u8(0xab).u16(0x1234).u32(0xdeadbeef).u64(0x0102030405060708ull)
-      .str("key").blob({1, 2, 3});
+  w.u8(0xab)
+      .u16(0x1234)
+      .u32(0xdeadbeef)
+      .u64(0x0102030405060708ull)
+      .str("key")
+      .blob({1, 2, 3});
   const auto& b = w.bytes();
   EXPECT_EQ(hex(std::vector<uint8_t>(b.begin(), b.begin() + 7)),
             "ab1234deadbeef");  // big-endian

@@ -31,30 +31,34 @@ TEST_P(Collectives, GatherAndBroadcastAgreeWithTheReference) {
   options.tree_arity = c.arity;
   std::atomic<int> checked{0};
   FakeStore store;
-  auto errors = run_ranks(store, c.size, all_ranks(c.size), options, [&](ControlPlane& plane) {
-    ASSERT_EQ(plane.size(), c.size);
-    for (int round = 0; round < rounds; ++round) {
-      // Vary sizes across ranks, including empty messages.
-      size_t mine = (plane.rank() + round) % 3 == 0 ? 0 : c.bytes;
-      auto gathered = plane.gather(message_of(plane.rank(), round, mine));
-      if (plane.rank() == 0) {
-        ASSERT_EQ(gathered.size(), static_cast<size_t>(c.size));
-        for (int r = 0; r < c.size; ++r) {
-          size_t theirs = (r + round) % 3 == 0 ? 0 : c.bytes;
-          ASSERT_EQ(gathered[r], message_of(r, round, theirs)) << "rank " << r;
+  auto errors = run_ranks(
+      store, c.size, all_ranks(c.size), options, [&](ControlPlane& plane) {
+        ASSERT_EQ(plane.size(), c.size);
+        for (int round = 0; round < rounds; ++round) {
+          // Vary sizes across ranks, including empty messages.
+          size_t mine = (plane.rank() + round) % 3 == 0 ? 0 : c.bytes;
+          auto gathered = plane.gather(message_of(plane.rank(), round, mine));
+          if (plane.rank() == 0) {
+            ASSERT_EQ(gathered.size(), static_cast<size_t>(c.size));
+            for (int r = 0; r < c.size; ++r) {
+              size_t theirs = (r + round) % 3 == 0 ? 0 : c.bytes;
+              ASSERT_EQ(gathered[r], message_of(r, round, theirs))
+                  << "rank " << r;
+            }
+          } else {
+            ASSERT_TRUE(gathered.empty());
+          }
+          auto root = message_of(1000, round, c.bytes + round);
+          auto got = plane.broadcast(
+              plane.rank() == 0 ? root : std::vector<uint8_t>{9});
+          ASSERT_EQ(got, root);
         }
-      } else {
-        ASSERT_TRUE(gathered.empty());
-      }
-      auto root = message_of(1000, round, c.bytes + round);
-      auto got = plane.broadcast(plane.rank() == 0 ? root : std::vector<uint8_t>{9});
-      ASSERT_EQ(got, root);
-    }
-    EXPECT_FALSE(plane.failure().has_value());
-    checked++;
-  });
+        EXPECT_FALSE(plane.failure().has_value());
+        checked++;
+      });
   for (size_t r = 0; r < errors.size(); ++r)
-    EXPECT_EQ(errors[r], nullptr) << "rank " << r << ": " << describe(errors[r]);
+    EXPECT_EQ(errors[r], nullptr)
+        << "rank " << r << ": " << describe(errors[r]);
   EXPECT_EQ(checked.load(), c.size);
 }
 
@@ -70,22 +74,26 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return std::to_string(info.param.size) + "ranks_arity" +
+                           return std::to_string(info.param.size) +
+                                  "ranks_arity" +
                                   std::to_string(info.param.arity) + "_" +
                                   std::to_string(info.param.bytes) + "B";
                          });
 
 TEST(Collectives, BroadcastsAndGathersInterleaveInAnyAgreedOrder) {
   FakeStore store;
-  auto errors = run_ranks(store, 5, all_ranks(5), test_options(), [&](ControlPlane& plane) {
-    std::vector<uint8_t> root{1, 2, 3};
-    for (int i = 0; i < 3; ++i) ASSERT_EQ(plane.broadcast(root), root);
-    for (int i = 0; i < 3; ++i) plane.gather({static_cast<uint8_t>(plane.rank())});
-    auto last = plane.gather({static_cast<uint8_t>(plane.rank() + 10)});
-    if (plane.rank() == 0) {
-      for (int r = 0; r < 5; ++r) EXPECT_EQ(last[r], std::vector<uint8_t>{uint8_t(r + 10)});
-    }
-  });
+  auto errors = run_ranks(
+      store, 5, all_ranks(5), test_options(), [&](ControlPlane& plane) {
+        std::vector<uint8_t> root{1, 2, 3};
+        for (int i = 0; i < 3; ++i) ASSERT_EQ(plane.broadcast(root), root);
+        for (int i = 0; i < 3; ++i)
+          plane.gather({static_cast<uint8_t>(plane.rank())});
+        auto last = plane.gather({static_cast<uint8_t>(plane.rank() + 10)});
+        if (plane.rank() == 0) {
+          for (int r = 0; r < 5; ++r)
+            EXPECT_EQ(last[r], std::vector<uint8_t>{uint8_t(r + 10)});
+        }
+      });
   for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
 }
 
@@ -94,20 +102,22 @@ TEST(Collectives, ShutdownOfEveryRankIsNotAFailure) {
   FakeStore store;
   std::atomic<int> callbacks{0};
   std::atomic<int> left{0};
-  auto errors = run_ranks(store, 6, all_ranks(6), test_options(), [&](ControlPlane& plane) {
-    plane.on_failure([&](const PeerFailure&) { callbacks++; });
-    plane.gather({});
-    plane.broadcast({});
-    // Leave in a scrambled order, each rank after the one before it.
-    static const int order[] = {3, 0, 5, 1, 4, 2};
-    int position = 0;
-    while (order[position] != plane.rank()) ++position;
-    while (left.load() < position) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    EXPECT_FALSE(plane.failure().has_value())
-        << "rank " << plane.rank() << ": " << plane.failure()->reason;
-    left++;
-  });
+  auto errors = run_ranks(
+      store, 6, all_ranks(6), test_options(), [&](ControlPlane& plane) {
+        plane.on_failure([&](const PeerFailure&) { callbacks++; });
+        plane.gather({});
+        plane.broadcast({});
+        // Leave in a scrambled order, each rank after the one before it.
+        static const int order[] = {3, 0, 5, 1, 4, 2};
+        int position = 0;
+        while (order[position] != plane.rank()) ++position;
+        while (left.load() < position)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        EXPECT_FALSE(plane.failure().has_value())
+            << "rank " << plane.rank() << ": " << plane.failure()->reason;
+        left++;
+      });
   for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
   EXPECT_EQ(callbacks.load(), 0);
 }

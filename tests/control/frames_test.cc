@@ -1,11 +1,12 @@
 // The wire format and the tree's shape, without a control plane.
+#include "control/frames.h"
+
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <set>
 
-#include "control/frames.h"
 #include "control/net.h"
 #include "control/tree.h"
 
@@ -163,7 +164,8 @@ TEST(Net, ListenAddressFollowsTheConfiguredInterface) {
   auto loopback = choose_listen_address({"no-such-if0", "lo"}, false, "");
   EXPECT_EQ(loopback.bind_ip, "127.0.0.1");
   EXPECT_EQ(loopback.publish_ip, "127.0.0.1");
-  EXPECT_THROW(choose_listen_address({"no-such-if0"}, false, ""), std::exception);
+  EXPECT_THROW(choose_listen_address({"no-such-if0"}, false, ""),
+               std::exception);
   auto remote = choose_listen_address({}, false, "localhost");
   EXPECT_EQ(remote.bind_ip.empty(), false);
   EXPECT_EQ(remote.publish_ip.empty(), false);

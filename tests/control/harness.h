@@ -20,7 +20,8 @@ namespace hvd::test {
 
 class FakeStore {
  public:
-  void put(int rank, const std::string& key, const std::vector<uint8_t>& value) {
+  void put(int rank, const std::string& key,
+           const std::vector<uint8_t>& value) {
     std::lock_guard<std::mutex> lock(mutex_);
     values_[{rank, key}] = value;
     changed_.notify_all();

@@ -36,18 +36,21 @@ ScriptedRank::Frame ScriptedRank::next_frame(int fd) {
     uint32_t size;
     bool bad;
     while (reader.next(&type, &data, &size, &bad))
-      if (type != FrameType::heartbeat) return {type, std::vector<uint8_t>(data, data + size)};
+      if (type != FrameType::heartbeat)
+        return {type, std::vector<uint8_t>(data, data + size)};
     if (bad) throw std::runtime_error("scripted rank: malformed frame");
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, control::poll_timeout_ms(deadline)) <= 0)
       throw std::runtime_error("scripted rank: timed out reading a frame");
     ssize_t n = reader.read_from(fd);
     if (n == 0) throw std::runtime_error("scripted rank: peer closed");
-    if (n < 0 && errno != EAGAIN) throw std::runtime_error("scripted rank: read error");
+    if (n < 0 && errno != EAGAIN)
+      throw std::runtime_error("scripted rank: read error");
   }
 }
 
-void ScriptedRank::send(int fd, FrameType type, const std::vector<uint8_t>& payload) {
+void ScriptedRank::send(int fd, FrameType type,
+                        const std::vector<uint8_t>& payload) {
   control::FrameWriter writer;
   control::FrameWriter::Part part{payload.data(), payload.size()};
   bool ok = writer.send(fd, type, &part, 1);
@@ -77,11 +80,14 @@ void ScriptedRank::join() {
   }
 
   if (tree.parent() >= 0) {
-    auto address = store_.get(tree.parent(), control::kAddressKey, std::chrono::seconds(20));
-    auto parent_token = store_.get(tree.parent(), control::kTokenKey, std::chrono::seconds(20));
+    auto address = store_.get(tree.parent(), control::kAddressKey,
+                              std::chrono::seconds(20));
+    auto parent_token =
+        store_.get(tree.parent(), control::kTokenKey, std::chrono::seconds(20));
     std::string ip;
     int port = 0;
-    control::split_host_port(std::string(address.begin(), address.end()), &ip, &port);
+    control::split_host_port(std::string(address.begin(), address.end()), &ip,
+                             &port);
     parent_fd_ = control::connect_tcp(ip, port, deadline, "parent");
     control::Hello hello;
     hello.rank = rank_;
@@ -105,9 +111,11 @@ void ScriptedRank::join() {
     control::Hello hello;
     control::decode(frame.payload.data(), frame.payload.size(), &hello);
     auto at = std::find(children_.begin(), children_.end(), hello.rank);
-    if (at == children_.end()) throw std::runtime_error("scripted rank: unknown child");
+    if (at == children_.end())
+      throw std::runtime_error("scripted rank: unknown child");
     child_fds_[at - children_.begin()] = fd;
-    send(fd, FrameType::welcome, control::encode(control::Welcome{rank_, host()}));
+    send(fd, FrameType::welcome,
+         control::encode(control::Welcome{rank_, host()}));
     ++connected;
   }
   if (listener >= 0) close(listener);
@@ -124,8 +132,10 @@ void ScriptedRank::relay_gather(const std::vector<uint8_t>& mine) {
   control::append_gather_entry(payload, rank_, mine.data(), mine.size());
   for (int fd : child_fds_) {
     Frame frame = next_frame(fd);
-    if (frame.type != FrameType::gather) throw std::runtime_error("scripted rank: expected a gather");
-    payload.insert(payload.end(), frame.payload.begin() + 8, frame.payload.end());
+    if (frame.type != FrameType::gather)
+      throw std::runtime_error("scripted rank: expected a gather");
+    payload.insert(payload.end(), frame.payload.begin() + 8,
+                   frame.payload.end());
   }
   send(parent_fd_, FrameType::gather, payload);
 }
@@ -133,7 +143,8 @@ void ScriptedRank::relay_gather(const std::vector<uint8_t>& mine) {
 std::vector<uint8_t> ScriptedRank::relay_broadcast() {
   ++broadcasts_;
   Frame frame = next_frame(parent_fd_);
-  if (frame.type != FrameType::broadcast) throw std::runtime_error("scripted rank: expected a broadcast");
+  if (frame.type != FrameType::broadcast)
+    throw std::runtime_error("scripted rank: expected a broadcast");
   for (int fd : child_fds_) send(fd, FrameType::broadcast, frame.payload);
   return {frame.payload.begin() + 8, frame.payload.end()};
 }

@@ -15,7 +15,8 @@ namespace hvd::test {
 
 class ScriptedRank {
  public:
-  ScriptedRank(FakeStore& store, int rank, int size, const ControlPlaneOptions& options);
+  ScriptedRank(FakeStore& store, int rank, int size,
+               const ControlPlaneOptions& options);
   ~ScriptedRank();
 
   // Startup, as a real rank does it: connect to the parent, accept the
@@ -36,7 +37,8 @@ class ScriptedRank {
     std::vector<uint8_t> payload;
   };
   Frame next_frame(int fd);  // skipping heartbeats; bounded wait
-  void send(int fd, control::FrameType type, const std::vector<uint8_t>& payload);
+  void send(int fd, control::FrameType type,
+            const std::vector<uint8_t>& payload);
   void relay_gather(const std::vector<uint8_t>& mine);
   std::vector<uint8_t> relay_broadcast();
 

@@ -74,6 +74,8 @@ class Running:
         status = self.proc.wait(timeout=timeout)
         for t in self.threads:
             t.join()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         return status, "".join(self.out), "".join(self.err)
 
 

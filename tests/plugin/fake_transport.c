@@ -93,8 +93,8 @@ static hvd_status fake_isend(hvd_conn* c, const void* buf, size_t bytes,
   (void)c, (void)buf, (void)bytes, (void)tag, (void)mr, (void)req;
   return HVD_ERR_UNSUPPORTED;
 }
-static hvd_status fake_irecv(hvd_conn* c, void* buf, size_t bytes,
-                             uint64_t tag, hvd_mr* mr, hvd_request** req) {
+static hvd_status fake_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
+                             hvd_mr* mr, hvd_request** req) {
   (void)c, (void)buf, (void)bytes, (void)tag, (void)mr, (void)req;
   return HVD_ERR_UNSUPPORTED;
 }
@@ -116,8 +116,7 @@ static hvd_status fake_abort(hvd_transport* t, hvd_status reason,
 #define FAKE_ENTRY hvd_transport_get_api
 #endif
 
-HVD_EXPORT const hvd_transport_api* FAKE_ENTRY(uint32_t major,
-                                               uint32_t minor) {
+HVD_EXPORT const hvd_transport_api* FAKE_ENTRY(uint32_t major, uint32_t minor) {
   static hvd_transport_api api;
   (void)major, (void)minor;
 #ifdef FAKE_DECLINE

@@ -1,4 +1,6 @@
 // The hvd_host table a plugin receives, exercised through its C functions.
+#include "plugin/host_services.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,7 +18,6 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "device/device.h"
-#include "plugin/host_services.h"
 
 namespace hvd {
 namespace {
@@ -44,8 +45,8 @@ class FakeBootstrap : public Bootstrap {
     last_timeout = timeout;
     auto it = store.find({rank, key});
     if (it == store.end()) {
-      throw Error(HVD_ERR_TIMEOUT, "no key '" + key + "' from rank " +
-                                       std::to_string(rank));
+      throw Error(HVD_ERR_TIMEOUT,
+                  "no key '" + key + "' from rank " + std::to_string(rank));
     }
     return it->second;
   }
@@ -142,8 +143,7 @@ TEST_F(HostServicesTest, ConfigIsThePluginsOwnTable) {
   std::string logged = testing::internal::GetCapturedStderr();
   EXPECT_NE(logged.find(file_ + ":3:"), std::string::npos) << logged;
   EXPECT_NE(logged.find("transport.fake.depth"), std::string::npos) << logged;
-  EXPECT_NE(logged.find("must be a power of two"), std::string::npos)
-      << logged;
+  EXPECT_NE(logged.find("must be a power of two"), std::string::npos) << logged;
 }
 
 TEST_F(HostServicesTest, LogLinesNameThePlugin) {
@@ -243,8 +243,8 @@ TEST_F(HostServicesTest, DeviceAndTimelineAreTheGivenOnes) {
   EXPECT_EQ(host->device, &device);
   host->timeline_begin(host->ctx, "grad.w1", "SEND");
   host->timeline_end(host->ctx, "grad.w1", "SEND");
-  EXPECT_EQ(recorder.events,
-            (std::vector<std::string>{"begin grad.w1 SEND", "end grad.w1 SEND"}));
+  EXPECT_EQ(recorder.events, (std::vector<std::string>{"begin grad.w1 SEND",
+                                                       "end grad.w1 SEND"}));
 
   HostServices quiet(options(nullptr));
   quiet.table()->timeline_begin(quiet.table()->ctx, "row", "phase");

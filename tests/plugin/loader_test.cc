@@ -1,12 +1,13 @@
 // Every way a plugin can fail to load, checked for what the error tells the
 // user: the plugin, every path tried, and why each failed.
+#include "plugin/loader.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "common/error.h"
-#include "plugin/loader.h"
 
 namespace hvd {
 namespace {
@@ -48,11 +49,9 @@ TEST(PluginLoader, NotFoundListsEveryPathTried) {
   PluginLoader loader({kMissingDir, kPlugins});
   Failure f = load_failure(loader, HVD_PLUGIN_TRANSPORT, "nosuch");
   EXPECT_EQ(f.status, HVD_ERR_NOT_FOUND);
-  EXPECT_NE(f.message.find("cannot load transport 'nosuch'"),
-            std::string::npos)
+  EXPECT_NE(f.message.find("cannot load transport 'nosuch'"), std::string::npos)
       << f.message;
-  EXPECT_EQ(line_of(f.message,
-                    plugin_file(kMissingDir, "transport", "nosuch")),
+  EXPECT_EQ(line_of(f.message, plugin_file(kMissingDir, "transport", "nosuch")),
             "file not found")
       << f.message;
   EXPECT_EQ(line_of(f.message, plugin_file(kPlugins, "transport", "nosuch")),

@@ -120,8 +120,7 @@ TEST_F(SearchPath, CopiedPrefixFindsItsOwnPlugins) {
                           "/libhorovod-transport-good.so version exe-prefix"),
             std::string::npos)
       << r.output;
-  EXPECT_EQ(r.output.find(HVD_TEST_EXE_PREFIX), std::string::npos)
-      << r.output;
+  EXPECT_EQ(r.output.find(HVD_TEST_EXE_PREFIX), std::string::npos) << r.output;
   fs::remove_all(pattern);
 }
 

@@ -209,8 +209,8 @@ static hvd_status acme_isend(hvd_conn* c, const void* buf, size_t bytes,
   return HVD_OK;
 }
 
-static hvd_status acme_irecv(hvd_conn* c, void* buf, size_t bytes,
-                             uint64_t tag, hvd_mr* mr, hvd_request** req) {
+static hvd_status acme_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
+                             hvd_mr* mr, hvd_request** req) {
   (void)mr;
   *req = acme_request(c, buf, bytes, tag);
   return *req ? HVD_OK : acme_fail(HVD_ERR_OUT_OF_MEMORY, "out of memory");
@@ -258,8 +258,7 @@ static hvd_status acme_abort(hvd_transport* t, hvd_status reason,
   return HVD_OK;
 }
 
-const hvd_transport_api* hvd_transport_get_api(uint32_t major,
-                                               uint32_t minor) {
+const hvd_transport_api* hvd_transport_get_api(uint32_t major, uint32_t minor) {
   static hvd_transport_api api;
   (void)minor;
   if (major != HVD_ABI_VERSION_MAJOR) return NULL;

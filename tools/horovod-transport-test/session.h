@@ -30,6 +30,8 @@ inline void check(bool ok, const std::string& why) {
 }
 
 struct CaseContext {
+  CaseContext(World& w, const hvd_transport_api& a, const SuiteOptions& o)
+      : world(w), api(a), options(o) {}
   World& world;
   const hvd_transport_api& api;
   const SuiteOptions& options;

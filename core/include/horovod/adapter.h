@@ -71,6 +71,11 @@ typedef const hvd_adapter_api* (*hvd_adapter_get_api_fn)(uint32_t core_major,
                                                          uint32_t core_minor);
 #define HVD_ADAPTER_ENTRY "hvd_adapter_get_api"
 
+/* What the plugin defines (declared here so a definition with another
+ * signature does not compile). */
+HVD_EXPORT const hvd_adapter_api* hvd_adapter_get_api(uint32_t core_major,
+                                              uint32_t core_minor);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,7 +36,10 @@ typedef struct hvd_init_options {
 /* opts may be NULL. Initialising twice is an error; init after shutdown
  * starts a new runtime. */
 HVD_EXPORT hvd_status hvd_init(const hvd_init_options* opts);
-/* Fails every pending op with HVD_ERR_SHUT_DOWN, then stops. */
+/* Fails every pending op with HVD_ERR_SHUT_DOWN, then stops. As in Horovod,
+ * a shutdown on one rank stops the runtime on every rank (their pending ops
+ * fail the same way, naming the rank): run a barrier first when other ranks
+ * may still have work. Must not be called from a done callback. */
 HVD_EXPORT hvd_status hvd_shutdown(void);
 HVD_EXPORT int32_t hvd_is_initialized(void);
 

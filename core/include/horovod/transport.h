@@ -211,6 +211,11 @@ typedef const hvd_transport_api* (*hvd_transport_get_api_fn)(
     uint32_t core_major, uint32_t core_minor);
 #define HVD_TRANSPORT_ENTRY "hvd_transport_get_api"
 
+/* What the plugin defines (declared here so a definition with another
+ * signature does not compile). */
+HVD_EXPORT const hvd_transport_api* hvd_transport_get_api(uint32_t core_major,
+                                              uint32_t core_minor);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
 #include "bootstrap/bootstrap.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 
@@ -31,6 +32,12 @@ std::string choose_backend(const std::string& configured) {
 uint64_t Bootstrap::next_instance() {
   static std::atomic<uint64_t> count{0};
   return count++;
+}
+
+std::chrono::milliseconds Bootstrap::bounded(
+    std::chrono::milliseconds timeout) {
+  return std::clamp(timeout, std::chrono::milliseconds(0),
+                    std::chrono::milliseconds(UINT32_MAX));
 }
 
 std::string Bootstrap::next_collective_key() {
@@ -80,9 +87,10 @@ std::unique_ptr<Bootstrap> Bootstrap::create(const Config& config) {
                     ": bootstrap.backend: unknown backend '" + configured +
                     "' (expected auto, rendezvous, pmix or single)");
   }
-  HVD_LOG(DEBUG) << "bootstrap: " << made->backend() << " (bootstrap.backend = "
-                 << configured << "), rank " << made->rank() << " of "
-                 << made->size() << " on " << made->layout().hostname;
+  HVD_LOG(DEBUG) << "bootstrap: " << made->backend()
+                 << " (bootstrap.backend = " << configured << "), rank "
+                 << made->rank() << " of " << made->size() << " on "
+                 << made->layout().hostname;
   return made;
 }
 

@@ -32,12 +32,14 @@ class Bootstrap {
   virtual std::string backend() const = 0;  // "rendezvous", "pmix", "single"
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Filled at creation (allgather of host identities, or the launcher's
-  // HOROVOD_LOCAL_RANK etc. when set).
+  // Filled at creation: an allgather of host identities (HOROVOD_HOSTNAME,
+  // else gethostname()); under horovodrun it must agree with the launcher's
+  // HOROVOD_LOCAL_RANK etc. (HVD_ERR_MISMATCH otherwise).
   const HostLayout& layout() const { return layout_; }
 
   // Publishes `value` under (this rank, key). Keys may be re-put.
-  virtual void put(const std::string& key, const std::vector<uint8_t>& value) = 0;
+  virtual void put(const std::string& key,
+                   const std::vector<uint8_t>& value) = 0;
   // Waits up to `timeout` for (rank, key); throws hvd::Error HVD_ERR_TIMEOUT
   // naming the key and rank.
   virtual std::vector<uint8_t> get(int rank, const std::string& key,
@@ -51,7 +53,7 @@ class Bootstrap {
   static std::unique_ptr<Bootstrap> create(const Config& config);
 
  protected:
-  void compute_layout();  // from HOROVOD_* vars or an allgather of hostnames
+  void compute_layout();  // an allgather of host identities
   HostLayout layout_;
   uint64_t collective_seq_ = 0;  // names successive allgathers/barriers
 
@@ -61,6 +63,9 @@ class Bootstrap {
   std::string next_collective_key();
   // Bounds collectives (allgather, barrier): runtime.start_timeout.
   std::chrono::milliseconds collective_timeout_{30000};
+  // `timeout` within [0, 2^32 - 1 ms] (about 49 days), so that deadlines
+  // computed from it cannot overflow.
+  static std::chrono::milliseconds bounded(std::chrono::milliseconds timeout);
 
  private:
   static uint64_t next_instance();

@@ -42,7 +42,7 @@ void check_key(const std::string& key) {
 }  // namespace
 
 PmixBootstrap::PmixBootstrap(std::chrono::milliseconds start_timeout) {
-  collective_timeout_ = start_timeout;
+  collective_timeout_ = bounded(start_timeout);
   pmix_proc_t me;
   PMIX_PROC_CONSTRUCT(&me);
   pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
@@ -99,11 +99,12 @@ std::vector<uint8_t> PmixBootstrap::get(int rank, const std::string& key,
                                         std::chrono::milliseconds timeout) {
   check_key(key);
   if (rank < 0 || rank >= size_) {
-    throw Error(HVD_ERR_INVALID_ARGUMENT,
-                "bootstrap (pmix): get of key '" + key + "' from rank " +
-                    std::to_string(rank) + " (size " + std::to_string(size_) +
-                    ")");
+    throw Error(HVD_ERR_INVALID_ARGUMENT, "bootstrap (pmix): get of key '" +
+                                              key + "' from rank " +
+                                              std::to_string(rank) + " (size " +
+                                              std::to_string(size_) + ")");
   }
+  timeout = bounded(timeout);
   auto deadline = Clock::now() + timeout;
   pmix_proc_t peer = proc_of(nspace_, static_cast<pmix_rank_t>(rank));
   // Open MPI's and Slurm's servers wait for a missing key up to PMIX_TIMEOUT

@@ -29,15 +29,16 @@ std::string required_env(const char* name) {
   return value;
 }
 
+// `timeout` is bounded() already.
 uint32_t timeout_field(std::chrono::milliseconds timeout) {
-  return static_cast<uint32_t>(
-      std::clamp<int64_t>(timeout.count(), 0, UINT32_MAX));
+  return static_cast<uint32_t>(timeout.count());
 }
 
 }  // namespace
 
 RendezvousBootstrap::RendezvousBootstrap(
     std::chrono::milliseconds start_timeout) {
+  start_timeout = bounded(start_timeout);
   collective_timeout_ = start_timeout;
   address_ = required_env("HOROVOD_RENDEZVOUS_ADDR");
   required_env("HOROVOD_RENDEZVOUS_PORT");
@@ -54,9 +55,9 @@ RendezvousBootstrap::RendezvousBootstrap(
                                     std::to_string(port_) + " is not a port");
   }
   if (size_ < 1 || rank_ >= size_) {
-    throw Error(HVD_ERR_CONFIG, "HOROVOD_RANK=" + std::to_string(rank_) +
-                                    " is not below HOROVOD_SIZE=" +
-                                    std::to_string(size_));
+    throw Error(HVD_ERR_CONFIG,
+                "HOROVOD_RANK=" + std::to_string(rank_) +
+                    " is not below HOROVOD_SIZE=" + std::to_string(size_));
   }
   service_ = "rendezvous service at " + address_ + ":" + std::to_string(port_);
 
@@ -68,8 +69,8 @@ RendezvousBootstrap::RendezvousBootstrap(
 std::unique_ptr<rendezvous::Connection> RendezvousBootstrap::open(
     std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  auto connection = std::make_unique<rendezvous::Connection>(
-      address_, port_, secret_, deadline);
+  auto connection = std::make_unique<rendezvous::Connection>(address_, port_,
+                                                             secret_, deadline);
   Writer join;
   join.u32(rank_).u32(size_).str(job_id_).str(this_host_identity());
   Response joined = connection->call(rendezvous::kJoin, join.bytes(), deadline);
@@ -90,7 +91,7 @@ Response RendezvousBootstrap::call(rendezvous::Op op, const Writer& fields,
   if (!connection) connection = open(collective_timeout_);
   // On a failure the connection is dropped: its state is unknown.
   Response response = connection->call(op, fields.bytes(),
-                                        Clock::now() + wait + kResponseSlack);
+                                       Clock::now() + wait + kResponseSlack);
   if (response.status != rendezvous::kError) {  // the service closes on ERROR
     std::lock_guard<std::mutex> lock(mutex_);
     idle_.push_back(std::move(connection));
@@ -102,8 +103,8 @@ void RendezvousBootstrap::fail(const Response& response,
                                const std::string& what,
                                std::chrono::milliseconds timeout) {
   Reader reader(response.fields.data(), response.fields.size());
-  std::string prefix = "bootstrap (rendezvous): rank " +
-                       std::to_string(rank_) + " ";
+  std::string prefix =
+      "bootstrap (rendezvous): rank " + std::to_string(rank_) + " ";
   if (response.status == rendezvous::kTimeout) {
     uint32_t count = reader.u32();
     std::string ranks;
@@ -119,10 +120,10 @@ void RendezvousBootstrap::fail(const Response& response,
                     (count == 1 ? " " : "s ") + ranks + ")",
                 first);
   }
-  std::string message = response.status == rendezvous::kError
-                            ? reader.str()
-                            : "unknown status " +
-                                  std::to_string(response.status);
+  std::string message =
+      response.status == rendezvous::kError
+          ? reader.str()
+          : "unknown status " + std::to_string(response.status);
   throw Error(HVD_ERR_PEER_FAILED,
               prefix + what + ": " + service_ + " refused: " + message);
 }
@@ -162,7 +163,7 @@ std::vector<uint8_t> RendezvousBootstrap::get(
                     std::to_string(rank) + " (size " + std::to_string(size_) +
                     ")");
   }
-  timeout = std::max(timeout, std::chrono::milliseconds(0));
+  timeout = bounded(timeout);
   Writer fields;
   fields.u32(rank).str(key).u32(timeout_field(timeout));
   Response response = call(rendezvous::kGet, fields, timeout);
@@ -194,7 +195,7 @@ std::vector<std::vector<uint8_t>> RendezvousBootstrap::allgather(
   uint32_t count = reader.u32();
   if (count != static_cast<uint32_t>(size_)) {
     throw Error(HVD_ERR_PEER_FAILED,
- service_ + " returned " + std::to_string(count) +
+                service_ + " returned " + std::to_string(count) +
                     " values for collective '" + key + "' of " +
                     std::to_string(size_) + " ranks");
   }

@@ -31,8 +31,7 @@ class RendezvousBootstrap : public Bootstrap {
   void barrier() override;
 
  private:
-  rendezvous::Response call(rendezvous::Op op,
-                            const rendezvous::Writer& fields,
+  rendezvous::Response call(rendezvous::Op op, const rendezvous::Writer& fields,
                             std::chrono::milliseconds wait);
   // Throws the error a TIMEOUT or ERROR response describes.
   [[noreturn]] void fail(const rendezvous::Response& response,

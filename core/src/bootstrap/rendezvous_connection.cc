@@ -29,8 +29,8 @@ int remaining_ms(Connection::Clock::time_point deadline) {
 
 // One connect attempt; returns the socket, or -1 with errno set.
 int try_connect(const addrinfo* ai) {
-  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-                  ai->ai_protocol);
+  int fd =
+      socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
   if (fd < 0) return -1;
   if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
     int err = errno;
@@ -55,8 +55,9 @@ Connection::Connection(const std::string& address, int port,
     recv_all(greeting, sizeof greeting, deadline);
     if (std::memcmp(greeting, kMagic, sizeof kMagic) != 0) {
       throw Error(HVD_ERR_PEER_FAILED,
-                  name_ + " sent an unknown greeting (not a horovodrun "
-                          "rendezvous service, or another protocol version)");
+                  name_ +
+                      " sent an unknown greeting (not a horovodrun "
+                      "rendezvous service, or another protocol version)");
     }
     nonce_.assign(greeting + sizeof kMagic, greeting + sizeof greeting);
   } catch (...) {
@@ -113,7 +114,8 @@ void Connection::wait_ready(short events, Clock::time_point deadline,
                   std::string("timed out ") + what + " " + name_);
     }
     if (errno != EINTR) {
-      throw Error(HVD_ERR_SYSTEM, "poll on " + name_ + ": " + errno_text(errno));
+      throw Error(HVD_ERR_SYSTEM,
+                  "poll on " + name_ + ": " + errno_text(errno));
     }
   }
 }
@@ -140,8 +142,9 @@ void Connection::recv_all(uint8_t* data, size_t size,
     ssize_t n = recv(fd_, data, size, MSG_DONTWAIT);
     if (n == 0) {
       throw Error(HVD_ERR_PEER_FAILED,
-                  name_ + " closed the connection (did horovodrun exit, or "
-                          "reject this rank's secret?)");
+                  name_ +
+                      " closed the connection (did horovodrun exit, or "
+                      "reject this rank's secret?)");
     }
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;

@@ -22,8 +22,8 @@ class Connection {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Connection(const std::string& address, int port,
-             std::vector<uint8_t> secret, Clock::time_point deadline);
+  Connection(const std::string& address, int port, std::vector<uint8_t> secret,
+             Clock::time_point deadline);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -104,16 +104,18 @@ std::vector<uint8_t> decode_hex(const std::string& hex,
     return -1;
   };
   if (hex.empty() || hex.size() % 2 != 0) {
-    throw Error(HVD_ERR_CONFIG, what + ": expected an even number of hex "
-                                       "digits, got " +
+    throw Error(HVD_ERR_CONFIG, what +
+                                    ": expected an even number of hex "
+                                    "digits, got " +
                                     std::to_string(hex.size()));
   }
   std::vector<uint8_t> out(hex.size() / 2);
   for (size_t i = 0; i < out.size(); ++i) {
     int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) {
-      throw Error(HVD_ERR_CONFIG, what + ": not a hex digit at position " +
-                                      std::to_string(hi < 0 ? 2 * i : 2 * i + 1));
+      throw Error(HVD_ERR_CONFIG,
+                  what + ": not a hex digit at position " +
+                      std::to_string(hi < 0 ? 2 * i : 2 * i + 1));
     }
     out[i] = static_cast<uint8_t>(hi << 4 | lo);
   }

@@ -33,7 +33,7 @@ class Writer {
   Writer& u16(uint16_t v);
   Writer& u32(uint32_t v);
   Writer& u64(uint64_t v);
-  Writer& str(const std::string& s);           // u16 length + bytes
+  Writer& str(const std::string& s);            // u16 length + bytes
   Writer& blob(const std::vector<uint8_t>& b);  // u32 length + bytes
   const std::vector<uint8_t>& bytes() const { return bytes_; }
 
@@ -70,6 +70,7 @@ bool tags_equal(const uint8_t* a, const std::vector<uint8_t>& b);
 
 // "0a1b..." -> bytes; throws hvd::Error HVD_ERR_CONFIG naming `what` on bad
 // text.
-std::vector<uint8_t> decode_hex(const std::string& hex, const std::string& what);
+std::vector<uint8_t> decode_hex(const std::string& hex,
+                                const std::string& what);
 
 }  // namespace hvd::rendezvous

@@ -22,6 +22,7 @@ std::vector<uint8_t> SingleBootstrap::get(int rank, const std::string& key,
                 "bootstrap (single): get of key '" + key + "' from rank " +
                     std::to_string(rank) + ", but the job has only rank 0");
   }
+  timeout = bounded(timeout);
   std::unique_lock<std::mutex> lock(mutex_);
   auto found = store_.end();
   changed_.wait_for(lock, timeout, [&] {

@@ -45,8 +45,8 @@ std::vector<std::vector<uint8_t>> ControlPlane::Impl::gather(
 
   // Children's bundles are merged as they arrive; `taken` is a bit per child.
   uint64_t taken = 0;
-  const uint64_t all = children_.size() >= 64 ? ~0ull
-                                              : (1ull << children_.size()) - 1;
+  const uint64_t all =
+      children_.size() >= 64 ? ~0ull : (1ull << children_.size()) - 1;
   auto take_ready = [&] {
     for (size_t i = 0; i < children_.size(); ++i) {
       if (taken & (1ull << i)) continue;
@@ -119,7 +119,9 @@ std::vector<uint8_t> ControlPlane::Impl::broadcast(
           return false;
         },
         nullptr, deadline,
-        [&] { return "the broadcast from " + describe(parent.peer, parent.host); });
+        [&] {
+          return "the broadcast from " + describe(parent.peer, parent.host);
+        });
     InboundMessage& message = parent.inbox.front();
     if (message.sequence != sequence)
       out_of_order(parent.peer, "broadcast", message.sequence, sequence);

@@ -15,10 +15,12 @@ namespace hvd {
 
 namespace {
 
-std::string this_host(const Bootstrap& bootstrap, const ControlPlaneOptions& options) {
+std::string this_host(const Bootstrap& bootstrap,
+                      const ControlPlaneOptions& options) {
   if (!options.hostname.empty()) return options.hostname;
   if (!bootstrap.layout().hostname.empty()) return bootstrap.layout().hostname;
-  if (const char* env = std::getenv("HOROVOD_HOSTNAME"); env && *env) return env;
+  if (const char* env = std::getenv("HOROVOD_HOSTNAME"); env && *env)
+    return env;
   char name[256] = "";
   gethostname(name, sizeof name - 1);
   return name;
@@ -27,12 +29,13 @@ std::string this_host(const Bootstrap& bootstrap, const ControlPlaneOptions& opt
 ControlPlaneOptions checked(ControlPlaneOptions options) {
   if (options.tree_arity < 1 || options.tree_arity > 64)
     throw Error(HVD_ERR_INVALID_ARGUMENT,
-                "control plane: tree arity " + std::to_string(options.tree_arity) +
-                    " is outside 1..64");
+                "control plane: tree arity " +
+                    std::to_string(options.tree_arity) + " is outside 1..64");
   if (options.heartbeat_interval <= std::chrono::milliseconds(0))
     options.heartbeat_interval = std::chrono::milliseconds(1000);
   auto timeout = options.peer_timeout;
-  if (timeout > std::chrono::milliseconds(0) && options.heartbeat_interval * 2 > timeout) {
+  if (timeout > std::chrono::milliseconds(0) &&
+      options.heartbeat_interval * 2 > timeout) {
     auto interval = std::max(timeout / 3, std::chrono::milliseconds(1));
     HVD_LOG(WARNING) << "control plane: heartbeat interval "
                      << control::describe_duration(options.heartbeat_interval)
@@ -47,13 +50,15 @@ ControlPlaneOptions checked(ControlPlaneOptions options) {
 int make_eventfd() {
   int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (fd < 0)
-    throw Error(HVD_ERR_SYSTEM, std::string("control plane: eventfd: ") + std::strerror(errno));
+    throw Error(HVD_ERR_SYSTEM,
+                std::string("control plane: eventfd: ") + std::strerror(errno));
   return fd;
 }
 
 }  // namespace
 
-ControlPlane::Impl::Impl(Bootstrap& bootstrap, const ControlPlaneOptions& options)
+ControlPlane::Impl::Impl(Bootstrap& bootstrap,
+                         const ControlPlaneOptions& options)
     : bootstrap_(bootstrap),
       options_(checked(options)),
       rank_(bootstrap.rank()),
@@ -78,7 +83,8 @@ ControlPlane::Impl::~Impl() {
   close(caller_wake_fd_);
 }
 
-ControlPlane::ControlPlane(Bootstrap& bootstrap, const ControlPlaneOptions& options)
+ControlPlane::ControlPlane(Bootstrap& bootstrap,
+                           const ControlPlaneOptions& options)
     : impl_(std::make_unique<Impl>(bootstrap, options)) {
   try {
     impl_->start();
@@ -93,11 +99,13 @@ ControlPlane::~ControlPlane() = default;
 int ControlPlane::rank() const { return impl_->rank_; }
 int ControlPlane::size() const { return impl_->size_; }
 
-std::vector<std::vector<uint8_t>> ControlPlane::gather(const std::vector<uint8_t>& mine) {
+std::vector<std::vector<uint8_t>> ControlPlane::gather(
+    const std::vector<uint8_t>& mine) {
   return impl_->gather(mine, Clock::time_point::max());
 }
 
-std::vector<uint8_t> ControlPlane::broadcast(const std::vector<uint8_t>& from_root) {
+std::vector<uint8_t> ControlPlane::broadcast(
+    const std::vector<uint8_t>& from_root) {
   return impl_->broadcast(from_root, Clock::time_point::max());
 }
 
@@ -106,7 +114,8 @@ std::optional<PeerFailure> ControlPlane::failure() const {
   return impl_->failure_;
 }
 
-void ControlPlane::on_failure(std::function<void(const PeerFailure&)> callback) {
+void ControlPlane::on_failure(
+    std::function<void(const PeerFailure&)> callback) {
   {
     std::lock_guard<std::mutex> lock(impl_->failure_mutex_);
     impl_->callback_ = std::move(callback);

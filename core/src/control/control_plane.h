@@ -29,33 +29,38 @@ struct PeerFailure {
 };
 
 // What the control plane reads from the configuration; tests and tools may
-// build one directly.
+// build one directly. A peer silent for peer_timeout (0: never) is declared
+// failed; a rank that sent nothing for heartbeat_interval sends a heartbeat
+// (an interval over half of peer_timeout is cut to a third of it).
 struct ControlPlaneOptions {
-  std::chrono::milliseconds peer_timeout{10000};       // runtime.peer_timeout
-  std::chrono::milliseconds heartbeat_interval{1000};  // runtime.heartbeat_interval
-  std::chrono::milliseconds start_timeout{30000};      // runtime.start_timeout
-  std::chrono::microseconds spin_time{50};             // runtime.spin_time
-  int tree_arity = 4;  // see tree.h for why four
+  std::chrono::milliseconds peer_timeout{10000};       // runtime.*
+  std::chrono::milliseconds heartbeat_interval{1000};  // runtime.*
+  std::chrono::milliseconds start_timeout{30000};      // runtime.*
+  std::chrono::microseconds spin_time{50};             // runtime.*
+  int tree_arity = 4;  // 1..64; see tree.h for why four
   // Part of the handshake: a connection from another job or epoch is
   // refused.
   std::string job_id;  // HOROVOD_JOB_ID
   uint64_t epoch = 0;
-  // Interfaces to listen on (HOROVOD_NETWORK_INTERFACES; the first with an
-  // IPv4 address is used); empty: see net.h.
+  // Interfaces to listen on ([transport.tcp] interfaces,
+  // HOROVOD_NETWORK_INTERFACES; the first with an IPv4 address is used);
+  // empty: see net.h.
   std::vector<std::string> interfaces;
   // This rank's host for messages; empty: the bootstrap's, else
   // HOROVOD_HOSTNAME, else gethostname().
   std::string hostname;
 };
 
-// The options `config` gives, with job id and interfaces from the
-// environment when the configuration has none.
+// The options `config` gives (runtime.peer_timeout, heartbeat_interval,
+// start_timeout, spin_time; transport.tcp.interfaces), with the job id and
+// interfaces from the environment when the configuration has none.
 ControlPlaneOptions control_plane_options(const Config& config);
 
 class ControlPlane {
  public:
-  // Collective: every rank of the bootstrap's world constructs one. Reads
-  // runtime.peer_timeout and runtime.heartbeat_interval.
+  // Collective: every rank of the bootstrap's world constructs one, within
+  // start_timeout (else HVD_ERR_TIMEOUT naming the missing rank, and the
+  // ranks already connected fail with HVD_ERR_PEER_FAILED giving why).
   ControlPlane(Bootstrap& bootstrap, const Config& config);
   ControlPlane(Bootstrap& bootstrap, const ControlPlaneOptions& options);
   ~ControlPlane();  // graceful: tells the tree this rank is leaving

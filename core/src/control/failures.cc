@@ -52,19 +52,19 @@ void ControlPlane::Impl::throw_failure() const {
   std::lock_guard<std::mutex> lock(failure_mutex_);
   if (!failure_)
     throw Error(HVD_ERR_INTERNAL, "control plane: no failure to report");
-  throw Error(HVD_ERR_PEER_FAILED,
-              describe(failure_->rank, failure_host_) + " failed: " +
-                  failure_->reason,
-              failure_->rank);
+  throw Error(
+      HVD_ERR_PEER_FAILED,
+      describe(failure_->rank, failure_host_) + " failed: " + failure_->reason,
+      failure_->rank);
 }
 
 void ControlPlane::Impl::throw_link_gone(Link& link) {
   if (!failed_.load() && link.state.load() == Link::State::left) {
     // A normal leave is a failure when someone still needed the leaver:
     // flood it, so no other rank waits for it either.
-    note_failure(link.peer, link.host,
-                 "shut down while rank " + std::to_string(rank_) +
-                     " still needed it");
+    note_failure(
+        link.peer, link.host,
+        "shut down while rank " + std::to_string(rank_) + " still needed it");
   }
   throw_failure();
 }

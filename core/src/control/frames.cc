@@ -10,14 +10,22 @@ namespace hvd::control {
 
 const char* frame_type_name(FrameType type) {
   switch (type) {
-    case FrameType::hello: return "hello";
-    case FrameType::welcome: return "welcome";
-    case FrameType::reject: return "reject";
-    case FrameType::heartbeat: return "heartbeat";
-    case FrameType::gather: return "gather";
-    case FrameType::broadcast: return "broadcast";
-    case FrameType::failure: return "failure";
-    case FrameType::bye: return "bye";
+    case FrameType::hello:
+      return "hello";
+    case FrameType::welcome:
+      return "welcome";
+    case FrameType::reject:
+      return "reject";
+    case FrameType::heartbeat:
+      return "heartbeat";
+    case FrameType::gather:
+      return "gather";
+    case FrameType::broadcast:
+      return "broadcast";
+    case FrameType::failure:
+      return "failure";
+    case FrameType::bye:
+      return "bye";
   }
   return "unknown";
 }
@@ -183,16 +191,16 @@ ssize_t FrameReader::read_from(int fd) {
       buffer_.resize(need + kReadChunk);
   }
   for (;;) {
-    ssize_t n = recv(fd, buffer_.data() + end_, buffer_.size() - end_,
-                     MSG_DONTWAIT);
+    ssize_t n =
+        recv(fd, buffer_.data() + end_, buffer_.size() - end_, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n > 0) end_ += static_cast<size_t>(n);
     return n;
   }
 }
 
-bool FrameReader::next(FrameType* type, const uint8_t** payload,
-                       uint32_t* size, bool* bad) {
+bool FrameReader::next(FrameType* type, const uint8_t** payload, uint32_t* size,
+                       bool* bad) {
   *bad = false;
   size_t have = end_ - begin_;
   if (have < kFrameHeaderSize) return false;

@@ -14,6 +14,9 @@
 // never waits for the caller.
 #pragma once
 
+#include <poll.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -24,11 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include <poll.h>
-
+#include "common/error.h"
 #include "control/control_plane.h"
 #include "control/link.h"
-#include "common/error.h"
 #include "control/net.h"
 
 namespace hvd {
@@ -79,15 +80,17 @@ struct ControlPlane::Impl {
   // Sends one frame with tx held, waiting (and reading all links) until the
   // socket has taken it. Throws when the link is gone.
   void send_frame(std::unique_lock<std::mutex>& io, Link& link,
-                  control::FrameType type, const control::FrameWriter::Part* parts,
-                  size_t count, Clock::time_point deadline);
+                  control::FrameType type,
+                  const control::FrameWriter::Part* parts, size_t count,
+                  Clock::time_point deadline);
   // With tx held: sends the failure note the link is owed, without waiting.
   void send_owed_note(Link& link);
   // With tx held, after a send or flush: liveness and backlog bookkeeping.
   void after_send(Link& link);
 
   // failures.cc
-  void note_failure(int rank, const std::string& host, const std::string& reason);
+  void note_failure(int rank, const std::string& host,
+                    const std::string& reason);
   void link_failed(Link& link, const std::string& reason);
   [[noreturn]] void throw_failure() const;
   // A link the caller needs is no longer open: records why and throws.
@@ -172,8 +175,13 @@ void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,
       throw Error(HVD_ERR_TIMEOUT, "control plane: rank " +
                                        std::to_string(rank_) +
                                        " timed out waiting for " + what());
-    if (spin_end == Clock::time_point::min()) spin_end = now + options_.spin_time;
-    if (now < spin_end) continue;
+    if (spin_end == Clock::time_point::min())
+      spin_end = now + options_.spin_time;
+    if (now < spin_end) {
+      // Let a peer sharing this core run: it is likely the one to answer.
+      sched_yield();
+      continue;
+    }
     sleep_on_links(io, writing, deadline);
   }
 }

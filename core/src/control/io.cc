@@ -54,12 +54,10 @@ void ControlPlane::Impl::drain(Link& link) {
       continue;
     }
     if (n == 0) {
-      link.saw_end = true;
       link_failed(link, "connection closed");
       return;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    link.saw_end = true;
     link_failed(link, socket_error_reason(errno));
     return;
   }
@@ -86,8 +84,7 @@ void ControlPlane::Impl::dispatch(Link& link, FrameType type,
     case FrameType::bye: {
       auto open = Link::State::open;
       if (link.state.compare_exchange_strong(open, Link::State::left)) {
-        HVD_LOG(DEBUG) << "control plane: rank " << link.peer
-                       << " is leaving";
+        HVD_LOG(DEBUG) << "control plane: rank " << link.peer << " is leaving";
         // Lets the leaver's wait for our end of stream finish.
         shutdown(link.fd, SHUT_WR);
       }
@@ -114,7 +111,8 @@ void ControlPlane::Impl::push_inbound(Link& link, const uint8_t* payload,
 
 void ControlPlane::Impl::recycle(std::vector<uint8_t>&& buffer) {
   constexpr size_t kMaxSpare = 16;
-  if (spare_buffers_.size() < kMaxSpare) spare_buffers_.push_back(std::move(buffer));
+  if (spare_buffers_.size() < kMaxSpare)
+    spare_buffers_.push_back(std::move(buffer));
 }
 
 void ControlPlane::Impl::after_send(Link& link) {
@@ -184,7 +182,8 @@ void ControlPlane::Impl::sleep_on_links(std::unique_lock<std::mutex>& io,
   // A safety net: even a lost wake-up costs at most one heartbeat interval.
   auto until = std::min(deadline, Clock::now() + options_.heartbeat_interval);
   io.unlock();
-  int n = poll(caller_polls_.data(), caller_polls_.size(), control::poll_timeout_ms(until));
+  int n = poll(caller_polls_.data(), caller_polls_.size(),
+               control::poll_timeout_ms(until));
   io.lock();
   if (n > 0 && (caller_polls_[0].revents & POLLIN)) {
     eventfd_t value;

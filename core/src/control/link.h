@@ -49,8 +49,6 @@ struct Link {
   std::atomic<int64_t> last_send{0};
   // A failure note is owed to this peer (sent by whoever next holds tx).
   std::atomic<bool> owes_failure_note{false};
-  // The peer's end of stream was seen (after bye, or on failure).
-  bool saw_end = false;
 
   // Guarded by the plane's io mutex.
   FrameReader reader;

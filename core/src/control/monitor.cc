@@ -75,8 +75,8 @@ void ControlPlane::Impl::monitor() {
       }
 
       bool owes = link.owes_failure_note.load();
-      bool due = now >= link.last_send.load() + interval &&
-                 now >= next_heartbeat[i];
+      bool due =
+          now >= link.last_send.load() + interval && now >= next_heartbeat[i];
       if (owes || due || link.tx_backlog.load()) {
         std::unique_lock<std::mutex> tx(link.tx_mutex, std::try_to_lock);
         if (!tx.owns_lock()) {
@@ -86,11 +86,15 @@ void ControlPlane::Impl::monitor() {
         } else {
           send_owed_note(link);
           bool ok = true;
-          if (link.open() && link.writer.pending()) ok = link.writer.flush(link.fd);
-          else if (link.open() && due) ok = link.writer.send(link.fd, control::FrameType::heartbeat);
+          if (link.open() && link.writer.pending())
+            ok = link.writer.flush(link.fd);
+          else if (link.open() && due)
+            ok = link.writer.send(link.fd, control::FrameType::heartbeat);
           int error = errno;
           after_send(link);
-          if (!ok) link_failed(link, std::string("connection error: ") + std::strerror(error));
+          if (!ok)
+            link_failed(
+                link, std::string("connection error: ") + std::strerror(error));
           if (due) next_heartbeat[i] = now + interval;
         }
       }
@@ -111,11 +115,14 @@ void ControlPlane::Impl::monitor() {
     if (idle)
       for (auto& link : links_)
         if (link->open())
-          polls.push_back({link->fd,
-                           static_cast<short>(POLLIN | (link->tx_backlog.load() ? POLLOUT : 0)),
-                           0});
+          polls.push_back(
+              {link->fd,
+               static_cast<short>(POLLIN |
+                                  (link->tx_backlog.load() ? POLLOUT : 0)),
+               0});
     int64_t wait = std::max<int64_t>(0, wake_at - now_ns());
-    int wait_ms = static_cast<int>(std::min<int64_t>((wait + kMs - 1) / kMs, 3600 * 1000));
+    int wait_ms = static_cast<int>(
+        std::min<int64_t>((wait + kMs - 1) / kMs, 3600 * 1000));
     int n = poll(polls.data(), polls.size(), wait_ms);
     if (n > 0 && (polls[0].revents & POLLIN)) {
       eventfd_t value;

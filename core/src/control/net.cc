@@ -40,7 +40,8 @@ std::string to_text(const in_addr& address) {
 std::string interface_address(const ifaddrs* list, const std::string& name) {
   for (const ifaddrs* i = list; i; i = i->ifa_next)
     if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && name == i->ifa_name)
-      return to_text(reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr);
+      return to_text(
+          reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr);
   return "";
 }
 
@@ -48,7 +49,8 @@ std::string first_external_address(const ifaddrs* list) {
   for (const ifaddrs* i = list; i; i = i->ifa_next) {
     if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
     if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) continue;
-    const auto& address = reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr;
+    const auto& address =
+        reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr;
     if (!is_loopback(address)) return to_text(address);
   }
   return "";
@@ -63,7 +65,8 @@ std::string resolve_external(const std::string& hostname) {
   if (getaddrinfo(hostname.c_str(), nullptr, &hints, &found) != 0) return "";
   std::string result;
   for (addrinfo* a = found; a && result.empty(); a = a->ai_next) {
-    const auto& address = reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr;
+    const auto& address =
+        reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr;
     if (!is_loopback(address)) result = to_text(address);
   }
   freeaddrinfo(found);
@@ -95,7 +98,8 @@ ListenAddress choose_listen_address(const std::vector<std::string>& interfaces,
     freeifaddrs(list);
     if (found.empty()) {
       std::string names;
-      for (const auto& name : interfaces) names += (names.empty() ? "" : ",") + name;
+      for (const auto& name : interfaces)
+        names += (names.empty() ? "" : ",") + name;
       throw Error(HVD_ERR_CONFIG,
                   "control plane: none of the network interfaces '" + names +
                       "' (HOROVOD_NETWORK_INTERFACES) has an IPv4 address");
@@ -122,7 +126,8 @@ ListenAddress choose_listen_address(const std::vector<std::string>& interfaces,
 
 int listen_tcp(const std::string& ip, int backlog, int* port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw Error(HVD_ERR_SYSTEM, system_error("control plane: socket"));
+  if (fd < 0)
+    throw Error(HVD_ERR_SYSTEM, system_error("control plane: socket"));
   sockaddr_in address = make_address(ip, 0);
   if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
       listen(fd, backlog) != 0) {
@@ -143,15 +148,18 @@ int connect_tcp(const std::string& ip, int port, Clock::time_point deadline,
   std::string target = ip + ":" + std::to_string(port);
   for (;;) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) throw Error(HVD_ERR_SYSTEM, system_error("control plane: socket"));
+    if (fd < 0)
+      throw Error(HVD_ERR_SYSTEM, system_error("control plane: socket"));
     int rc = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
     int error = rc == 0 ? 0 : errno;
     if (error == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};
       int n = poll(&p, 1, poll_timeout_ms(deadline));
       socklen_t length = sizeof error;
-      if (n <= 0) error = ETIMEDOUT;
-      else getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      if (n <= 0)
+        error = ETIMEDOUT;
+      else
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
     }
     if (error == 0) {
       set_nodelay(fd);

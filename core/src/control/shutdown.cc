@@ -29,7 +29,9 @@ void await_ends(std::vector<Link*> waiting, Clock::time_point deadline) {
   while (!waiting.empty() && Clock::now() < deadline) {
     polls.clear();
     for (Link* link : waiting) polls.push_back({link->fd, POLLIN, 0});
-    if (poll(polls.data(), polls.size(), control::poll_timeout_ms(deadline)) <= 0) break;
+    if (poll(polls.data(), polls.size(), control::poll_timeout_ms(deadline)) <=
+        0)
+      break;
     for (size_t i = polls.size(); i-- > 0;) {
       if (!polls[i].revents) continue;
       ssize_t n;
@@ -46,7 +48,8 @@ void await_ends(std::vector<Link*> waiting, Clock::time_point deadline) {
 
 void ControlPlane::Impl::leave() {
   Clock::duration patience = std::chrono::seconds(2);
-  if (options_.peer_timeout.count() > 0) patience = std::min<Clock::duration>(patience, options_.peer_timeout);
+  if (options_.peer_timeout.count() > 0)
+    patience = std::min<Clock::duration>(patience, options_.peer_timeout);
   auto deadline = Clock::now() + patience;
   std::vector<Link*> waiting;
   for (auto& link : links_) {

@@ -19,8 +19,8 @@
 
 namespace hvd {
 
-using control::FrameType;
 using control::FrameReader;
+using control::FrameType;
 using control::FrameWriter;
 
 namespace {
@@ -94,15 +94,17 @@ bool read_frame(int fd, FrameReader& reader, Clock::time_point deadline,
                   "control plane: " + peer + " sent a malformed handshake");
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, control::poll_timeout_ms(deadline)) <= 0)
-      throw Error(HVD_ERR_TIMEOUT,
-                  "control plane: timed out waiting for the handshake of " + peer);
+      throw Error(
+          HVD_ERR_TIMEOUT,
+          "control plane: timed out waiting for the handshake of " + peer);
     ssize_t n = reader.read_from(fd);
     if (n == 0) return false;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
   }
 }
 
-std::vector<uint8_t> encode_reject(hvd_status status, const std::string& reason) {
+std::vector<uint8_t> encode_reject(hvd_status status,
+                                   const std::string& reason) {
   std::vector<uint8_t> out;
   control::Encoder(out).u32(static_cast<uint32_t>(status)).str(reason);
   return out;
@@ -128,9 +130,11 @@ void ControlPlane::Impl::start() {
     control::put_u64(token.data(), token_);
     bootstrap_.put(control::kTokenKey, token);
     std::string published = address.publish_ip + ":" + std::to_string(port);
-    bootstrap_.put(control::kAddressKey, std::vector<uint8_t>(published.begin(), published.end()));
-    HVD_LOG(DEBUG) << "control plane: listening on " << published << " for rank(s) "
-                   << children.front() << ".." << children.back();
+    bootstrap_.put(control::kAddressKey,
+                   std::vector<uint8_t>(published.begin(), published.end()));
+    HVD_LOG(DEBUG) << "control plane: listening on " << published
+                   << " for rank(s) " << children.front() << ".."
+                   << children.back();
     return guard.release();
   };
   {
@@ -150,16 +154,20 @@ void ControlPlane::Impl::start() {
   armed_.store(true);
 }
 
-void ControlPlane::Impl::connect_to_parent(int parent, Clock::time_point deadline) {
+void ControlPlane::Impl::connect_to_parent(int parent,
+                                           Clock::time_point deadline) {
   std::string peer = "rank " + std::to_string(parent) + " (this rank's parent)";
-  auto address_bytes = bootstrap_.get(parent, control::kAddressKey, remaining(deadline));
-  auto token_bytes = bootstrap_.get(parent, control::kTokenKey, remaining(deadline));
+  auto address_bytes =
+      bootstrap_.get(parent, control::kAddressKey, remaining(deadline));
+  auto token_bytes =
+      bootstrap_.get(parent, control::kTokenKey, remaining(deadline));
   std::string address(address_bytes.begin(), address_bytes.end());
   std::string ip;
   int port = 0;
   if (!control::split_host_port(address, &ip, &port) || token_bytes.size() != 8)
     throw Error(HVD_ERR_INTERNAL, "control plane: " + peer +
-                                      " published a malformed address '" + address + "'");
+                                      " published a malformed address '" +
+                                      address + "'");
 
   FdGuard fd(control::connect_tcp(ip, port, deadline, peer));
   control::Hello hello;
@@ -169,7 +177,8 @@ void ControlPlane::Impl::connect_to_parent(int parent, Clock::time_point deadlin
   hello.token = control::get_u64(token_bytes.data());
   hello.job_id = options_.job_id;
   hello.host = host_;
-  write_frame(fd.get(), FrameType::hello, control::encode(hello), deadline, peer);
+  write_frame(fd.get(), FrameType::hello, control::encode(hello), deadline,
+              peer);
 
   auto link = std::make_unique<Link>(fd.get(), parent, "", true);
   fd.release();
@@ -177,19 +186,21 @@ void ControlPlane::Impl::connect_to_parent(int parent, Clock::time_point deadlin
   std::vector<uint8_t> reply;
   if (!read_frame(link->fd, link->reader, deadline, &type, &reply, peer))
     throw Error(HVD_ERR_PEER_FAILED,
-                "control plane: " + peer + " closed the connection during the handshake",
+                "control plane: " + peer +
+                    " closed the connection during the handshake",
                 parent);
   if (type == FrameType::reject) {
     control::Decoder in(reply.data(), reply.size());
     auto status = static_cast<hvd_status>(in.u32());
     std::string reason = in.str();
     throw Error(in.ok() ? status : HVD_ERR_MISMATCH,
-                "control plane: " + peer + " refused rank " + std::to_string(rank_) +
-                    ": " + reason,
+                "control plane: " + peer + " refused rank " +
+                    std::to_string(rank_) + ": " + reason,
                 parent);
   }
   control::Welcome welcome;
-  if (type != FrameType::welcome || !control::decode(reply.data(), reply.size(), &welcome) ||
+  if (type != FrameType::welcome ||
+      !control::decode(reply.data(), reply.size(), &welcome) ||
       welcome.rank != parent)
     throw Error(HVD_ERR_MISMATCH,
                 "control plane: " + peer + " answered the handshake with a " +
@@ -199,7 +210,8 @@ void ControlPlane::Impl::connect_to_parent(int parent, Clock::time_point deadlin
   links_.insert(links_.begin(), std::move(link));
 }
 
-void ControlPlane::Impl::accept_children(int listen_fd, const std::vector<int>& children,
+void ControlPlane::Impl::accept_children(int listen_fd,
+                                         const std::vector<int>& children,
                                          Clock::time_point deadline) {
   struct Pending {
     int fd;
@@ -214,25 +226,29 @@ void ControlPlane::Impl::accept_children(int listen_fd, const std::vector<int>& 
   };
 
   // Why a hello is refused, or "" when it is welcome.
-  auto check = [&](const control::Hello& hello, hvd_status* status) -> std::string {
+  auto check = [&](const control::Hello& hello,
+                   hvd_status* status) -> std::string {
     *status = HVD_ERR_MISMATCH;
-    if (hello.magic != control::kProtocolMagic) return "not a control-plane connection";
+    if (hello.magic != control::kProtocolMagic)
+      return "not a control-plane connection";
     if (hello.version != control::kProtocolVersion) {
       *status = HVD_ERR_VERSION;
       return "protocol version " + std::to_string(hello.version) + ", rank " +
-             std::to_string(rank_) + " speaks " + std::to_string(control::kProtocolVersion);
+             std::to_string(rank_) + " speaks " +
+             std::to_string(control::kProtocolVersion);
     }
     if (hello.job_id != options_.job_id)
-      return "it belongs to job '" + hello.job_id + "', rank " + std::to_string(rank_) +
-             " to job '" + options_.job_id + "'";
+      return "it belongs to job '" + hello.job_id + "', rank " +
+             std::to_string(rank_) + " to job '" + options_.job_id + "'";
     if (hello.epoch != options_.epoch) {
       *status = HVD_ERR_EPOCH_MISMATCH;
       return "world epoch " + std::to_string(hello.epoch) + ", rank " +
-             std::to_string(rank_) + " is at epoch " + std::to_string(options_.epoch);
+             std::to_string(rank_) + " is at epoch " +
+             std::to_string(options_.epoch);
     }
     if (hello.size != size_)
-      return "world size " + std::to_string(hello.size) + ", rank " + std::to_string(rank_) +
-             "'s is " + std::to_string(size_);
+      return "world size " + std::to_string(hello.size) + ", rank " +
+             std::to_string(rank_) + "'s is " + std::to_string(size_);
     if (hello.token != token_) return "wrong connection token";
     auto at = std::find(children.begin(), children.end(), hello.rank);
     if (at == children.end())
@@ -248,15 +264,20 @@ void ControlPlane::Impl::accept_children(int listen_fd, const std::vector<int>& 
       if (Clock::now() >= deadline) {
         std::string missing;
         for (size_t i = 0; i < children.size(); ++i)
-          if (!accepted[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(children[i]);
+          if (!accepted[i])
+            missing +=
+                (missing.empty() ? "" : ", ") + std::to_string(children[i]);
         throw Error(HVD_ERR_TIMEOUT,
-                    "control plane: rank " + std::to_string(rank_) + " timed out after " +
+                    "control plane: rank " + std::to_string(rank_) +
+                        " timed out after " +
                         control::describe_duration(options_.start_timeout) +
                         " waiting for rank(s) " + missing + " to connect");
       }
       std::vector<pollfd> polls{{listen_fd, POLLIN, 0}};
       for (auto& p : pending) polls.push_back({p.fd, POLLIN, 0});
-      if (poll(polls.data(), polls.size(), control::poll_timeout_ms(deadline)) <= 0) continue;
+      if (poll(polls.data(), polls.size(),
+               control::poll_timeout_ms(deadline)) <= 0)
+        continue;
 
       if (polls[0].revents & POLLIN)
         for (int fd; (fd = control::accept_tcp(listen_fd)) >= 0;)
@@ -271,30 +292,38 @@ void ControlPlane::Impl::accept_children(int listen_fd, const std::vector<int>& 
         uint32_t size;
         bool bad = false;
         bool complete = n > 0 && p.reader->next(&type, &data, &size, &bad);
-        bool gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || bad;
+        bool gone =
+            n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || bad;
         if (!complete && !gone) continue;
 
         control::Hello hello;
         hvd_status status = HVD_ERR_MISMATCH;
-        std::string refusal = gone ? "closed before the handshake"
-                              : type != FrameType::hello || !control::decode(data, size, &hello)
-                                  ? "expected a hello frame"
-                                  : check(hello, &status);
+        std::string refusal =
+            gone ? "closed before the handshake"
+            : type != FrameType::hello || !control::decode(data, size, &hello)
+                ? "expected a hello frame"
+                : check(hello, &status);
         if (refusal.empty()) {
-          write_frame(p.fd, FrameType::welcome, control::encode(control::Welcome{rank_, host_}),
-                      deadline, "rank " + std::to_string(hello.rank));
-          size_t index = std::find(children.begin(), children.end(), hello.rank) - children.begin();
-          accepted[index] = std::make_unique<Link>(p.fd, hello.rank, hello.host, false);
+          write_frame(p.fd, FrameType::welcome,
+                      control::encode(control::Welcome{rank_, host_}), deadline,
+                      "rank " + std::to_string(hello.rank));
+          size_t index =
+              std::find(children.begin(), children.end(), hello.rank) -
+              children.begin();
+          accepted[index] =
+              std::make_unique<Link>(p.fd, hello.rank, hello.host, false);
           accepted[index]->reader = std::move(*p.reader);
           ++connected;
         } else {
-          HVD_LOG(WARNING) << "control plane: refused a connection to rank " << rank_ << ": "
-                           << refusal;
+          HVD_LOG(WARNING) << "control plane: refused a connection to rank "
+                           << rank_ << ": " << refusal;
           if (!gone) {
             try {
-              write_frame(p.fd, FrameType::reject, encode_reject(status, refusal),
-                          std::min(deadline, Clock::now() + std::chrono::milliseconds(100)),
-                          "a refused peer");
+              write_frame(
+                  p.fd, FrameType::reject, encode_reject(status, refusal),
+                  std::min(deadline,
+                           Clock::now() + std::chrono::milliseconds(100)),
+                  "a refused peer");
             } catch (const Error&) {
             }
           }
@@ -318,7 +347,8 @@ void ControlPlane::Impl::accept_children(int listen_fd, const std::vector<int>& 
 }
 
 void ControlPlane::Impl::exchange_hosts(Clock::time_point deadline) {
-  auto gathered = gather(std::vector<uint8_t>(host_.begin(), host_.end()), deadline);
+  auto gathered =
+      gather(std::vector<uint8_t>(host_.begin(), host_.end()), deadline);
   std::vector<uint8_t> table;
   if (rank_ == 0) {
     std::map<std::string, uint32_t> ids;
@@ -340,14 +370,18 @@ void ControlPlane::Impl::exchange_hosts(Clock::time_point deadline) {
 
   control::Decoder in(received.data(), received.size());
   std::vector<std::string> names;
-  for (uint32_t n = in.u32(); in.ok() && names.size() < n;) names.push_back(in.str());
+  for (uint32_t n = in.u32(); in.ok() && names.size() < n;)
+    names.push_back(in.str());
   uint32_t count = in.u32();
   std::vector<uint32_t> index;
-  for (uint32_t n = 0; in.ok() && n < count && n <= static_cast<uint32_t>(size_); ++n)
+  for (uint32_t n = 0;
+       in.ok() && n < count && n <= static_cast<uint32_t>(size_); ++n)
     index.push_back(in.u32());
   bool valid = in.done() && index.size() == static_cast<size_t>(size_) &&
-               std::all_of(index.begin(), index.end(), [&](uint32_t i) { return i < names.size(); });
-  if (!valid) throw Error(HVD_ERR_INTERNAL, "control plane: a malformed host table");
+               std::all_of(index.begin(), index.end(),
+                           [&](uint32_t i) { return i < names.size(); });
+  if (!valid)
+    throw Error(HVD_ERR_INTERNAL, "control plane: a malformed host table");
   host_names_ = std::move(names);
   host_index_ = std::move(index);
   hosts_known_.store(true, std::memory_order_release);

@@ -73,8 +73,8 @@ struct HostServices::Impl {
     return HVD_ERR_CONFIG;
   }
 
-  static hvd_status bootstrap_put(void* ctx, const char* key,
-                                  const void* value, size_t len) {
+  static hvd_status bootstrap_put(void* ctx, const char* key, const void* value,
+                                  size_t len) {
     Impl* impl = self(ctx);
     if (key == nullptr || (value == nullptr && len > 0)) {
       return HVD_ERR_INVALID_ARGUMENT;
@@ -109,8 +109,8 @@ struct HostServices::Impl {
     });
   }
 
-  static hvd_status bootstrap_allgather(void* ctx, const void* mine,
-                                        size_t len, void* all) {
+  static hvd_status bootstrap_allgather(void* ctx, const void* mine, size_t len,
+                                        void* all) {
     Impl* impl = self(ctx);
     if (len > 0 && (mine == nullptr || all == nullptr)) {
       return HVD_ERR_INVALID_ARGUMENT;
@@ -226,8 +226,8 @@ struct HostServices::Impl {
 HostServices::HostServices(HostServicesOptions options)
     : impl_(std::make_unique<Impl>()) {
   if (options.config == nullptr) {
-    throw Error(HVD_ERR_INTERNAL, "host services for " + options.name +
-                                      " need a configuration");
+    throw Error(HVD_ERR_INTERNAL,
+                "host services for " + options.name + " need a configuration");
   }
   impl_->options = std::move(options);
   impl_->kind_name = plugin_kind_name(impl_->options.kind);

@@ -23,8 +23,8 @@ const char* entry_symbol(int kind) {
 }
 
 int kind_from_name(const std::string& text) {
-  for (int kind : {HVD_PLUGIN_TRANSPORT, HVD_PLUGIN_REDUCER,
-                   HVD_PLUGIN_ADAPTER}) {
+  for (int kind :
+       {HVD_PLUGIN_TRANSPORT, HVD_PLUGIN_REDUCER, HVD_PLUGIN_ADAPTER}) {
     if (text == plugin_kind_name(kind)) return kind;
   }
   return 0;
@@ -137,14 +137,14 @@ std::shared_ptr<Plugin> PluginLoader::load(
   const std::string what =
       std::string(plugin_kind_name(kind)) + " '" + name_or_path + "'";
   if (entry_symbol(kind) == nullptr) {
-    throw Error(HVD_ERR_INVALID_ARGUMENT,
-                "cannot load " + what + ": unknown plugin kind " +
-                    std::to_string(kind));
+    throw Error(HVD_ERR_INVALID_ARGUMENT, "cannot load " + what +
+                                              ": unknown plugin kind " +
+                                              std::to_string(kind));
   }
   if (name_or_path.empty()) {
-    throw Error(HVD_ERR_INVALID_ARGUMENT,
-                std::string("cannot load a ") + plugin_kind_name(kind) +
-                    ": the plugin name is empty");
+    throw Error(HVD_ERR_INVALID_ARGUMENT, std::string("cannot load a ") +
+                                              plugin_kind_name(kind) +
+                                              ": the plugin name is empty");
   }
 
   std::vector<std::string> candidates;
@@ -156,8 +156,8 @@ std::shared_ptr<Plugin> PluginLoader::load(
     }
   }
   if (candidates.empty()) {
-    throw Error(HVD_ERR_NOT_FOUND, "cannot load " + what +
-                                       ": the plugin search path is empty");
+    throw Error(HVD_ERR_NOT_FOUND,
+                "cannot load " + what + ": the plugin search path is empty");
   }
 
   std::string tried;
@@ -192,8 +192,8 @@ std::vector<PluginLoader::Found> PluginLoader::discover() const {
         std::string file = entry->d_name;
         if (file.size() > prefix.size() + suffix.size() &&
             file.compare(0, prefix.size(), prefix) == 0 &&
-            file.compare(file.size() - suffix.size(), suffix.size(),
-                         suffix) == 0) {
+            file.compare(file.size() - suffix.size(), suffix.size(), suffix) ==
+                0) {
           files.push_back(file);
         }
       }

@@ -31,7 +31,7 @@ const char* plugin_kind_name(int kind);  // "transport", "reducer", "adapter"
 
 class Plugin {
  public:
-  ~Plugin();  // dlclose
+  ~Plugin();  // dlclose: finalize every instance made from it first
   int kind() const { return kind_; }
   const std::string& name() const { return name_; }  // as asked for
   const std::string& path() const { return path_; }  // what was loaded

@@ -43,9 +43,10 @@ std::vector<std::string> install_plugin_dirs() {
   // <p>/bin/x -> <p>/<libdir>/horovod; <p>/<libdir>/libhorovod.so ->
   // <p>/<libdir>/horovod. That folder is always listed, so a failure names
   // it; the other layouts that mirror the install tree only when they exist.
-  const fs::path primary = dir.filename() == HVD_INSTALL_BINDIR
-                               ? dir.parent_path() / HVD_INSTALL_LIBDIR / "horovod"
-                               : dir / "horovod";
+  const fs::path primary =
+      dir.filename() == HVD_INSTALL_BINDIR
+          ? dir.parent_path() / HVD_INSTALL_LIBDIR / "horovod"
+          : dir / "horovod";
   std::vector<std::string> dirs = {primary.lexically_normal().string()};
   const fs::path others[] = {
       dir / "horovod",

@@ -13,7 +13,8 @@ struct Required {
   size_t offset;
 };
 
-#define HVD_REQUIRED(type, field) Required{#field, offsetof(type, field)}
+#define HVD_REQUIRED(type, field) \
+  Required { #field, offsetof(type, field) }
 
 const std::vector<Required>& required_functions(int kind) {
   static const std::vector<Required> transport = {
@@ -63,7 +64,8 @@ const std::vector<Required>& required_functions(int kind) {
 size_t v1_0_table_size(int kind) {
   switch (kind) {
     case HVD_PLUGIN_TRANSPORT: return HVD_STRUCT_SIZE(hvd_transport_api, iget);
-    case HVD_PLUGIN_REDUCER: return HVD_STRUCT_SIZE(hvd_reducer_api, abort_task);
+    case HVD_PLUGIN_REDUCER:
+      return HVD_STRUCT_SIZE(hvd_reducer_api, abort_task);
     case HVD_PLUGIN_ADAPTER: return HVD_STRUCT_SIZE(hvd_adapter_api, done);
   }
   return 0;
@@ -95,10 +97,9 @@ std::string check_plugin_table(int kind, const void* table) {
   if (needed == 0) return "unknown plugin kind " + std::to_string(kind);
 
   const auto* header = static_cast<const hvd_plugin_header*>(table);
-  const std::string too_small = "table of " +
-                                std::to_string(header->struct_size) +
-                                " bytes, ABI 1.0 needs " +
-                                std::to_string(needed);
+  const std::string too_small =
+      "table of " + std::to_string(header->struct_size) +
+      " bytes, ABI 1.0 needs " + std::to_string(needed);
   if (header->struct_size < HVD_STRUCT_SIZE(hvd_plugin_header, version)) {
     return too_small;
   }
@@ -124,8 +125,8 @@ std::string check_plugin_table(int kind, const void* table) {
     if (pointer == nullptr) missing.push_back(fn.name);
   }
   if (missing.empty()) return "";
-  std::string text = missing.size() == 1 ? "required function " :
-                                           "required functions ";
+  std::string text =
+      missing.size() == 1 ? "required function " : "required functions ";
   for (size_t i = 0; i < missing.size(); ++i) {
     text += (i ? ", '" : "'") + missing[i] + "'";
   }

@@ -19,12 +19,12 @@ typedef struct message {
 
 struct hvd_conn_s {
   hvd_transport* transport;
-  hvd_conn* peer;           /* the other end, once accepted */
+  hvd_conn* peer; /* the other end, once accepted */
   int32_t self_rank, peer_rank;
   uint64_t epoch;
-  hvd_status failed;        /* HVD_OK or why the connection is dead */
-  message* inbox;           /* messages sent to this end, oldest first */
-  hvd_conn* next_pending;   /* in the listener's accept queue */
+  hvd_status failed;      /* HVD_OK or why the connection is dead */
+  message* inbox;         /* messages sent to this end, oldest first */
+  hvd_conn* next_pending; /* in the listener's accept queue */
 };
 
 struct hvd_listener_s {
@@ -94,8 +94,8 @@ static hvd_status lb_finalize(hvd_transport* t) {
 static hvd_status lb_get_properties(hvd_transport* t,
                                     hvd_transport_properties* props) {
   (void)t;
-  if (props->struct_size < HVD_STRUCT_SIZE(hvd_transport_properties,
-                                           handle_bytes)) {
+  if (props->struct_size <
+      HVD_STRUCT_SIZE(hvd_transport_properties, handle_bytes)) {
     return fail(HVD_ERR_INVALID_ARGUMENT, "properties struct too small");
   }
   props->ext = NULL;
@@ -147,8 +147,9 @@ static hvd_status lb_connect(hvd_transport* t, const void* in_handle,
   hvd_conn* c;
   memcpy(&h, in_handle, sizeof h);
   if (h.magic != LOOPBACK_MAGIC || h.pid != (uint64_t)getpid()) {
-    return fail(HVD_ERR_INVALID_ARGUMENT, "not a loopback handle of this "
-                                          "process");
+    return fail(HVD_ERR_INVALID_ARGUMENT,
+                "not a loopback handle of this "
+                "process");
   }
   c = new_conn(t, info);
   if (c == NULL) return fail(HVD_ERR_OUT_OF_MEMORY, "no memory");

@@ -18,8 +18,8 @@ struct hvd_task_s {
   const hvd_p2p_api* p2p_api;
   hvd_p2p* p2p;
   int32_t rank, size;
-  float* gathered;             /* size * count floats, by team rank */
-  hvd_p2p_request** pending;   /* 2 * size slots, NULL once done */
+  float* gathered;           /* size * count floats, by team rank */
+  hvd_p2p_request** pending; /* 2 * size slots, NULL once done */
   hvd_status abort_reason;
   int32_t abort_peer;
 };
@@ -79,8 +79,7 @@ static hvd_status sum_post(hvd_reducer* r, const hvd_coll_args* args,
   size_t bytes = args->count * sizeof(float);
   hvd_task* task;
   int32_t peer;
-  if (args->collective != HVD_COLL_ALLREDUCE ||
-      args->dtype != HVD_FLOAT32 ||
+  if (args->collective != HVD_COLL_ALLREDUCE || args->dtype != HVD_FLOAT32 ||
       (args->op != HVD_OP_SUM && args->op != HVD_OP_AVERAGE) ||
       args->device.kind != HVD_MEM_HOST) {
     return fail(HVD_ERR_UNSUPPORTED, "float32 sums on host memory only");
@@ -95,8 +94,8 @@ static hvd_status sum_post(hvd_reducer* r, const hvd_coll_args* args,
   task->rank = team->rank;
   task->size = team->size;
   task->abort_peer = -1;
-  task->gathered = (float*)host->mem_alloc(
-      host->ctx, bytes * (size_t)team->size + 1, 64);
+  task->gathered =
+      (float*)host->mem_alloc(host->ctx, bytes * (size_t)team->size + 1, 64);
   task->pending = (hvd_p2p_request**)host->mem_alloc(
       host->ctx, 2 * sizeof(hvd_p2p_request*) * (size_t)team->size, 8);
   if (task->gathered == NULL || task->pending == NULL) {

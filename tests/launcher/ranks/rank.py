@@ -1,6 +1,7 @@
 """A rank for the horovodrun tests: `rank.py MODE [ARGS]`, started by
 horovodrun (which sets HOROVOD_*)."""
 
+import glob
 import os
 import signal
 import socket
@@ -40,7 +41,21 @@ def hello():
     sys.stdout.flush()
 
 
+def secret_in_a_command_line():
+    secret = ENV["HOROVOD_SECRET_KEY"].encode()
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            with open(path, "rb") as f:
+                if secret in f.read():
+                    return True
+        except OSError:
+            pass
+    return False
+
+
 def whereami():
+    lib.Client().barrier()  # every rank has started
+    say(f"secret in a command line: {secret_in_a_command_line()}")
     say(f"netns {os.readlink('/proc/self/ns/net')} "
         f"host={ENV['HOROVOD_HOSTNAME']} rank={RANK} "
         f"local={ENV['HOROVOD_LOCAL_RANK']}/{ENV['HOROVOD_LOCAL_SIZE']} "
@@ -52,6 +67,7 @@ def fail(folder, victim, how):
     """Every rank joins and syncs; `victim` then fails (`how`: an exit
     status, or "kill9" after leaving shared memory behind); the others wait
     to be torn down."""
+    victim = int(victim)
     write_pid(folder)
     client = lib.Client()
     if RANK == victim and how == "kill9":
@@ -113,9 +129,9 @@ def attack():
             up."""
             s = socket.create_connection(address, timeout=15)
             nonce = lib.recv_exact(s, 20)[4:]
-            s.sendall(payload_for(nonce))
-            s.shutdown(socket.SHUT_WR)
-            try:
+            try:  # the service may hang up before all is sent
+                s.sendall(payload_for(nonce))
+                s.shutdown(socket.SHUT_WR)
                 while s.recv(4096):
                     pass
             except OSError:

@@ -1,0 +1,134 @@
+// The ring reducer's ABI table: options, scores and post().
+#include <cstring>
+#include <memory>
+
+#include "../common/boundary.h"
+#include "../common/collective.h"
+#include "../common/options.h"
+#include "../common/task.h"
+#include "horovod/reducer.h"
+#include "ring.h"
+
+struct hvd_reducer_s {
+  explicit hvd_reducer_s(const hvd_host* host) : core(host) {}
+  hvd::reducers::ReducerCore core;
+  hvd::reducers::ring::Options options;
+};
+
+namespace hvd::reducers::ring {
+namespace {
+
+// Below this the tree's fewer steps win; above it the ring's bandwidth.
+constexpr uint64_t kLarge = uint64_t(64) << 10;
+
+hvd_status init(const hvd_host* host, hvd_reducer** out) {
+  return guarded([&] {
+    check_host(host, "ring");
+    if (out == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "ring: out is NULL");
+    auto r = std::make_unique<hvd_reducer_s>(host);
+    int64_t depth = r->options.pipeline_depth;
+    read_options(host,
+                 {{"chunk_bytes", &r->options.chunk_bytes, 64, uint64_t(1) << 30}},
+                 {{"pipeline_depth", &depth, 1, 64}});
+    r->options.pipeline_depth = depth;
+    *out = r.release();
+    return HVD_OK;
+  });
+}
+
+hvd_status finalize(hvd_reducer* r) {
+  delete r;
+  return HVD_OK;
+}
+
+const char* last_error(hvd_reducer*) { return last_error_text(); }
+
+hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
+                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+  if (count == nullptr || (ranges == nullptr && *count > 0)) {
+    set_last_error("ring score: count or ranges is NULL");
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
+  const size_t room = *count;
+  *count = 0;
+  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
+  auto add = [&](uint64_t lo, uint64_t hi, int32_t value) {
+    if (*count == room) return;
+    hvd_score_range& out = ranges[(*count)++];
+    out.struct_size = sizeof out;
+    out.min_bytes = lo;
+    out.max_bytes = hi;
+    out.score = value;
+  };
+  switch (coll) {
+    case HVD_COLL_ALLREDUCE:
+    case HVD_COLL_ALLGATHER:
+    case HVD_COLL_BROADCAST:
+      add(0, kLarge, 20);
+      add(kLarge, UINT64_MAX, 80);
+      break;
+    case HVD_COLL_REDUCESCATTER:
+    case HVD_COLL_ALLTOALL:
+      add(0, UINT64_MAX, 50);
+      break;
+    case HVD_COLL_BARRIER:
+      add(0, UINT64_MAX, 10);
+      break;
+  }
+  return HVD_OK;
+}
+
+hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
+                const hvd_p2p_api* api, hvd_p2p* p2p, hvd_task** out) {
+  return guarded([&] {
+    if (r == nullptr || out == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT, "ring post: reducer or out is NULL");
+    }
+    const Collective c = read_collective(args, api, p2p);
+    static const char* const names[] = {
+        "ring allreduce", "ring allgather",     "ring broadcast",
+        "ring alltoall",  "ring reducescatter", "ring barrier"};
+    TaskGuard task(r->core.begin_task(names[c.kind], c, api, p2p));
+    const Options& o = r->options;
+    switch (c.kind) {
+      case HVD_COLL_ALLREDUCE: build_allreduce(*task, c, o); break;
+      case HVD_COLL_ALLGATHER: build_allgather(*task, c, o); break;
+      case HVD_COLL_BROADCAST: build_broadcast(*task, c, o); break;
+      case HVD_COLL_ALLTOALL: build_alltoall(*task, c, o); break;
+      case HVD_COLL_REDUCESCATTER: build_reducescatter(*task, c, o); break;
+      case HVD_COLL_BARRIER: build_barrier(*task, c); break;
+    }
+    task->schedule.start();
+    *out = task.release();
+    return HVD_OK;
+  });
+}
+
+hvd_reducer_api make_table() {
+  hvd_reducer_api t;
+  std::memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  t.kind = HVD_PLUGIN_REDUCER;
+  t.abi_major = HVD_ABI_VERSION_MAJOR;
+  t.abi_minor = HVD_ABI_VERSION_MINOR;
+  t.name = "ring";
+  t.version = "1.0";
+  t.init = init;
+  t.finalize = finalize;
+  t.last_error = last_error;
+  t.score = score;
+  t.post = post;
+  t.progress = task_progress;
+  t.task_free = task_free;
+  t.abort_task = task_abort;
+  return t;
+}
+
+}  // namespace
+}  // namespace hvd::reducers::ring
+
+extern "C" HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api(
+    uint32_t core_major, uint32_t) {
+  static const hvd_reducer_api table = hvd::reducers::ring::make_table();
+  return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;
+}

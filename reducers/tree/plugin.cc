@@ -1,0 +1,136 @@
+// The tree reducer's ABI table: options, scores and post().
+#include <cstring>
+#include <memory>
+
+#include "../common/boundary.h"
+#include "../common/collective.h"
+#include "../common/options.h"
+#include "../common/task.h"
+#include "horovod/reducer.h"
+#include "tree.h"
+
+struct hvd_reducer_s {
+  explicit hvd_reducer_s(const hvd_host* host) : core(host) {}
+  hvd::reducers::ReducerCore core;
+  hvd::reducers::tree::Options options;
+};
+
+namespace hvd::reducers::tree {
+namespace {
+
+// Below this a tree's log2(n) steps beat the ring's 2(n-1).
+constexpr uint64_t kSmall = uint64_t(64) << 10;
+
+hvd_status init(const hvd_host* host, hvd_reducer** out) {
+  return guarded([&] {
+    check_host(host, "tree");
+    if (out == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "tree: out is NULL");
+    auto r = std::make_unique<hvd_reducer_s>(host);
+    read_options(
+        host,
+        {{"segment_bytes", &r->options.segment_bytes, 64, uint64_t(1) << 30}},
+        {});
+    *out = r.release();
+    return HVD_OK;
+  });
+}
+
+hvd_status finalize(hvd_reducer* r) {
+  delete r;
+  return HVD_OK;
+}
+
+const char* last_error(hvd_reducer*) { return last_error_text(); }
+
+hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
+                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+  if (count == nullptr || (ranges == nullptr && *count > 0)) {
+    set_last_error("tree score: count or ranges is NULL");
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
+  const size_t room = *count;
+  *count = 0;
+  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
+  auto add = [&](uint64_t lo, uint64_t hi, int32_t value) {
+    if (*count == room) return;
+    hvd_score_range& out = ranges[(*count)++];
+    out.struct_size = sizeof out;
+    out.min_bytes = lo;
+    out.max_bytes = hi;
+    out.score = value;
+  };
+  switch (coll) {
+    case HVD_COLL_ALLREDUCE:
+    case HVD_COLL_BROADCAST:
+      add(0, kSmall, 80);
+      add(kSmall, UINT64_MAX, 10);
+      break;
+    case HVD_COLL_ALLGATHER:
+      add(0, kSmall, 70);
+      add(kSmall, UINT64_MAX, 10);
+      break;
+    case HVD_COLL_BARRIER:
+      add(0, UINT64_MAX, 90);
+      break;
+  }
+  return HVD_OK;
+}
+
+hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
+                const hvd_p2p_api* api, hvd_p2p* p2p, hvd_task** out) {
+  return guarded([&] {
+    if (r == nullptr || out == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT, "tree post: reducer or out is NULL");
+    }
+    const Collective c = read_collective(args, api, p2p);
+    const char* name = nullptr;
+    switch (c.kind) {
+      case HVD_COLL_ALLREDUCE: name = "tree allreduce"; break;
+      case HVD_COLL_ALLGATHER: name = "tree allgather"; break;
+      case HVD_COLL_BROADCAST: name = "tree broadcast"; break;
+      case HVD_COLL_BARRIER: name = "tree barrier"; break;
+      default:
+        fail(HVD_ERR_UNSUPPORTED, std::string("tree does not offer ") +
+                                      collective_name(c.kind));
+    }
+    TaskGuard task(r->core.begin_task(name, c, api, p2p));
+    switch (c.kind) {
+      case HVD_COLL_ALLREDUCE: build_allreduce(*task, c, r->options); break;
+      case HVD_COLL_ALLGATHER: build_allgather(*task, c); break;
+      case HVD_COLL_BROADCAST: build_broadcast(*task, c, r->options); break;
+      case HVD_COLL_BARRIER: build_barrier(*task, c); break;
+    }
+    task->schedule.start();
+    *out = task.release();
+    return HVD_OK;
+  });
+}
+
+hvd_reducer_api make_table() {
+  hvd_reducer_api t;
+  std::memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  t.kind = HVD_PLUGIN_REDUCER;
+  t.abi_major = HVD_ABI_VERSION_MAJOR;
+  t.abi_minor = HVD_ABI_VERSION_MINOR;
+  t.name = "tree";
+  t.version = "1.0";
+  t.init = init;
+  t.finalize = finalize;
+  t.last_error = last_error;
+  t.score = score;
+  t.post = post;
+  t.progress = task_progress;
+  t.task_free = task_free;
+  t.abort_task = task_abort;
+  return t;
+}
+
+}  // namespace
+}  // namespace hvd::reducers::tree
+
+extern "C" HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api(
+    uint32_t core_major, uint32_t) {
+  static const hvd_reducer_api table = hvd::reducers::tree::make_table();
+  return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;
+}

@@ -1,0 +1,173 @@
+#include "fake_transport.h"
+
+#include <cstring>
+
+struct hvd_request_s {
+  bool send = false;
+  bool done = false;
+  hvd_conn_s* conn = nullptr;
+  void* buf = nullptr;
+  size_t bytes = 0;
+  uint64_t tag = 0;
+  hvd_completion completion{};
+};
+
+struct hvd_mr_s {
+  void* buf;
+  size_t bytes;
+};
+
+namespace {
+
+uint64_t mask(const hvd_conn_s* c, uint64_t tag) {
+  uint32_t bits = c->transport->options.tag_bits;
+  return bits >= 64 ? tag : tag & ((uint64_t{1} << bits) - 1);
+}
+
+hvd_status fake_finalize(hvd_transport* t) {
+  delete t;
+  return HVD_OK;
+}
+
+hvd_status fake_properties(hvd_transport* t, hvd_transport_properties* p) {
+  p->mem_kinds = HVD_MEM_BIT(HVD_MEM_HOST);
+  p->flags = t->options.needs_mr ? HVD_TRANSPORT_NEEDS_MR : 0;
+  p->tag_bits = t->options.tag_bits;
+  p->max_requests = 8;
+  p->max_message_bytes = t->options.max_message;
+  p->handle_bytes = 8;
+  return HVD_OK;
+}
+
+const char* fake_last_error(hvd_transport*) { return ""; }
+
+hvd_status fake_conn_close(hvd_conn* c) {
+  delete c;
+  return HVD_OK;
+}
+
+int32_t fake_conn_peer(hvd_conn* c) { return c->peer_rank; }
+
+hvd_status fake_mr_reg(hvd_transport* t, void* buf, size_t bytes, hvd_device,
+                       hvd_mr** out) {
+  ++t->registrations;
+  *out = new hvd_mr_s{buf, bytes};
+  return HVD_OK;
+}
+
+hvd_status fake_mr_dereg(hvd_transport* t, hvd_mr* mr) {
+  ++t->deregistrations;
+  delete mr;
+  return HVD_OK;
+}
+
+hvd_status fake_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
+                      hvd_mr* mr, hvd_request** req) {
+  hvd_transport_s* t = c->transport;
+  if (t->options.needs_mr && !mr) return HVD_ERR_INVALID_ARGUMENT;
+  ++t->isends;
+  if (t->options.again_every && t->isends % t->options.again_every == 0) {
+    return HVD_AGAIN;
+  }
+  FakeMessage m{mask(c, tag), std::vector<uint8_t>(bytes)};
+  if (bytes) std::memcpy(m.data.data(), buf, bytes);
+  t->sent.push_back(m);
+  c->peer->inbox.push_back(std::move(m));
+  auto* r = new hvd_request_s;
+  r->send = true;
+  r->done = true;
+  r->completion.struct_size = sizeof(hvd_completion);
+  r->completion.status = HVD_OK;
+  r->completion.peer = -1;
+  r->completion.bytes = bytes;
+  *req = r;
+  return HVD_OK;
+}
+
+hvd_status fake_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
+                      hvd_mr* mr, hvd_request** req) {
+  if (c->transport->options.needs_mr && !mr) return HVD_ERR_INVALID_ARGUMENT;
+  auto* r = new hvd_request_s;
+  r->conn = c;
+  r->buf = buf;
+  r->bytes = bytes;
+  r->tag = mask(c, tag);
+  *req = r;
+  return HVD_OK;
+}
+
+hvd_status fake_test(hvd_request* r, int32_t* done, hvd_completion* out) {
+  if (!r->done) {
+    auto& inbox = r->conn->inbox;
+    for (auto it = inbox.begin(); it != inbox.end(); ++it) {
+      if (it->tag != r->tag) continue;
+      r->completion.struct_size = sizeof(hvd_completion);
+      r->completion.peer = -1;
+      if (it->data.size() > r->bytes) {
+        r->completion.status = HVD_ERR_TRUNCATED;
+        r->completion.peer = r->conn->peer_rank;
+      } else {
+        if (!it->data.empty()) std::memcpy(r->buf, it->data.data(), it->data.size());
+        r->completion.status = HVD_OK;
+        r->completion.bytes = it->data.size();
+      }
+      inbox.erase(it);
+      r->done = true;
+      break;
+    }
+  }
+  *done = r->done ? 1 : 0;
+  if (r->done) {
+    *out = r->completion;
+    delete r;
+  }
+  return HVD_OK;
+}
+
+hvd_status fake_abort(hvd_transport*, hvd_status, int32_t) { return HVD_OK; }
+
+const hvd_transport_api kApi = [] {
+  hvd_transport_api a{};
+  a.struct_size = sizeof a;
+  a.kind = HVD_PLUGIN_TRANSPORT;
+  a.abi_major = HVD_ABI_VERSION_MAJOR;
+  a.abi_minor = HVD_ABI_VERSION_MINOR;
+  a.name = "fake";
+  a.version = "test";
+  a.finalize = fake_finalize;
+  a.get_properties = fake_properties;
+  a.last_error = fake_last_error;
+  a.conn_peer = fake_conn_peer;
+  a.conn_close = fake_conn_close;
+  a.mr_reg = fake_mr_reg;
+  a.mr_dereg = fake_mr_dereg;
+  a.isend = fake_isend;
+  a.irecv = fake_irecv;
+  a.test = fake_test;
+  a.abort = fake_abort;
+  return a;
+}();
+
+}  // namespace
+
+const hvd_transport_api* fake_transport_api() { return &kApi; }
+
+hvd_transport_s* fake_transport(FakeOptions options) {
+  auto* t = new hvd_transport_s;
+  t->options = options;
+  return t;
+}
+
+void fake_connect(hvd_transport_s* a, int32_t rank_a, hvd_transport_s* b,
+                  int32_t rank_b, hvd_conn_s** conn_a, hvd_conn_s** conn_b) {
+  auto* ca = new hvd_conn_s;
+  auto* cb = new hvd_conn_s;
+  ca->transport = a;
+  cb->transport = b;
+  ca->peer = cb;
+  cb->peer = ca;
+  ca->peer_rank = rank_b;
+  cb->peer_rank = rank_a;
+  *conn_a = ca;
+  *conn_b = cb;
+}

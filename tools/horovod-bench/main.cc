@@ -1,0 +1,145 @@
+// horovod-bench: times one collective over a range of sizes on every rank
+// of a job, at the collective layer or through the runtime, optionally next
+// to Open MPI's. See options.cc for the command line.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "collective_layer.h"
+#include "common/error.h"
+#include "effective_config.h"
+#include "measure.h"
+#include "mpi_peer.h"
+#include "options.h"
+#include "report.h"
+#include "runtime_layer.h"
+
+namespace hvd_bench {
+namespace {
+
+// This process's rank as the launcher gave it, for messages before the
+// bootstrap has run; -1 when unknown.
+int rank_hint() {
+  for (const char* name : {"HOROVOD_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"}) {
+    const char* value = std::getenv(name);
+    if (value && *value) return std::atoi(value);
+  }
+  return -1;
+}
+
+void print_error(int rank, const std::string& message) {
+  std::fflush(stdout);
+  if (rank >= 0) {
+    std::fprintf(stderr, "horovod-bench: rank %d: %s\n", rank, message.c_str());
+  } else {
+    std::fprintf(stderr, "horovod-bench: %s\n", message.c_str());
+  }
+  std::fflush(stderr);
+}
+
+std::string size_text(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int unit = 0;
+  while (unit < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + " " + units[unit];
+}
+
+void bench(const Options& o, const EffectiveConfig& config, Layer& ours, Layer* peer) {
+  const std::vector<Shape> shapes = shapes_between(o.collective, o.dtype, ours.size(),
+                                                   o.min_bytes, o.max_bytes, o.step_factor);
+  size_t send_bytes = 0, recv_bytes = 0;
+  for (const Shape& s : shapes) {
+    send_bytes = std::max(send_bytes, s.send_count * s.element_bytes);
+    recv_bytes = std::max(recv_bytes, s.recv_count * s.element_bytes);
+  }
+  Workload workload(send_bytes, recv_bytes);
+
+  Report report(o, ours.rank() == 0);
+  std::vector<std::string> lines = {
+      std::string("horovod-bench: ") + collective_name(o.collective) + ", " +
+          dtype_label(o.dtype) + ", " + std::to_string(ours.size()) + " rank(s), " +
+          size_text(o.min_bytes) + " to " + size_text(o.max_bytes) + " (x" +
+          std::to_string(o.step_factor) + "), iters " + std::to_string(o.iters) +
+          ", warmup " + std::to_string(o.warmup),
+      ours.describe(),
+      "config: " + config.origin(),
+  };
+  if (peer) lines.push_back("peer: " + peer->describe());
+  lines.push_back("time: median (min) over the iterations of the slowest rank's time");
+  if (peer) lines.push_back("ours/mpi: our bus bandwidth over MPI's (above 1: faster)");
+  report.header(lines);
+
+  for (const Shape& shape : shapes) {
+    Measurement m = measure(ours, shape, workload, o);
+    std::optional<Measurement> pm;
+    if (peer) pm = measure(*peer, shape, workload, o);
+    report.row(shape, m, pm);
+  }
+  report.footer();
+  ours.barrier();
+  if (peer) peer->barrier();
+}
+
+int run(const Options& o) {
+  int rank = rank_hint();
+  // MPI first: its MPI_Init and our PMIx bootstrap share the launcher.
+  std::unique_ptr<Layer> peer;
+  if (o.peer_mpi) peer = make_mpi_peer(o.collective);
+  EffectiveConfig config(o);
+  std::unique_ptr<Layer> ours;
+  if (o.layer == Layer::kCollective) {
+    ours = std::make_unique<CollectiveLayer>(config.path(), o.op_timeout);
+  } else {
+    ours = std::make_unique<RuntimeLayer>(config.path(), o.op_timeout);
+  }
+  rank = ours->rank();
+  try {
+    if (peer && (peer->rank() != ours->rank() || peer->size() != ours->size())) {
+      throw hvd::Error(HVD_ERR_CONFIG,
+                       "MPI sees rank " + std::to_string(peer->rank()) + " of " +
+                           std::to_string(peer->size()) + ", horovod rank " +
+                           std::to_string(ours->rank()) + " of " +
+                           std::to_string(ours->size()) +
+                           " (was the job started by mpirun with the pmix bootstrap?)");
+    }
+    bench(o, config, *ours, peer.get());
+  } catch (const std::exception& e) {
+    // Other ranks may be gone or stuck: leave without the graceful
+    // teardown, which would wait for them.
+    print_error(rank, e.what());
+    config.remove();
+    std::_Exit(1);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace hvd_bench
+
+int main(int argc, char** argv) {
+  using namespace hvd_bench;
+  Options options;
+  try {
+    options = parse_options(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "horovod-bench: %s (see horovod-bench --help)\n", e.what());
+    return 2;
+  }
+  if (options.help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    print_error(rank_hint(), e.what());
+    return 1;
+  }
+}

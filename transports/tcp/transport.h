@@ -1,0 +1,105 @@
+// The tcp transport of one process: listeners, connections, the pools, the
+// epoll set that is also the wait fd, and abort.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+#include "addresses.h"
+#include "horovod/transport.h"
+#include "options.h"
+#include "request.h"
+
+namespace hvd_tcp {
+
+class Connection;
+class Listener;
+
+// What an epoll event points at.
+struct EventSource {
+  enum Kind { kAbort, kListener, kIncoming, kStream } kind;
+  void* owner;
+  uint32_t index = 0;  // kStream: which stream of the connection
+};
+
+class Transport {
+ public:
+  explicit Transport(const hvd_host* host);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  const hvd_host* host() const { return host_; }
+  const Options& options() const { return options_; }
+  void properties(hvd_transport_properties* props) const;
+
+  hvd_status listen(void* handle, Listener** out);
+  hvd_status accept(Listener* listener, const hvd_conn_info* info,
+                    Connection** out);
+  hvd_status connect(const void* handle, const hvd_conn_info* info,
+                     Connection** out);
+  void close_listener(Listener* listener);
+  void close_connection(Connection* conn);
+  // An accepted connection, handed out by accept(), is the transport's.
+  void adopt(Connection* conn) { connections_.insert(conn); }
+
+  // Handles whatever the sockets have ready. Whether anything was.
+  bool progress();
+  hvd_status test(Request* req, int32_t* done, hvd_completion* out);
+  int wait_fd() const { return epoll_fd_; }
+  hvd_status wait_arm();
+
+  void abort(hvd_status reason, int32_t peer);  // any thread
+  hvd_status aborted();  // applies a pending abort; its reason or HVD_OK
+
+  // Where connections to `family` addresses come from: the configured
+  // interfaces' address of that family, or null for any.
+  const Address* source_for(int family) const;
+
+  Request* new_request(bool send);
+  void finish(Request* req, hvd_status status, int32_t peer, uint64_t bytes);
+  TxItem* new_item();
+  void free_item(TxItem* item);
+  InMessage* new_message();
+  void free_message(InMessage* message);
+  // Somewhere to receive bytes that are dropped.
+  uint8_t* scratch() { return scratch_.get(); }
+  static constexpr size_t kScratchBytes = 64u << 10;
+
+  void watch(int fd, EventSource* source, uint32_t events);
+  void modify(int fd, EventSource* source, uint32_t events);
+  void unwatch(int fd);
+
+ private:
+  void apply_abort();
+
+  const hvd_host* host_;
+  Options options_;
+  std::vector<Address> sources_;  // from the configured interfaces
+  int epoll_fd_ = -1;
+  int abort_fd_ = -1;
+  EventSource abort_source_{EventSource::kAbort, this};
+  std::unique_ptr<uint8_t[]> scratch_;
+
+  std::unordered_set<Connection*> connections_;
+  std::unordered_set<Listener*> listeners_;
+
+  std::vector<std::unique_ptr<Request>> request_storage_;
+  std::vector<Request*> free_requests_;
+  std::vector<std::unique_ptr<TxItem>> item_storage_;
+  std::vector<TxItem*> free_items_;
+  std::vector<std::unique_ptr<InMessage>> message_storage_;
+  std::vector<InMessage*> free_messages_;
+  uint64_t completed_since_arm_ = 0;
+
+  std::atomic<uint64_t> abort_word_{0};
+  bool abort_applied_ = false;
+  hvd_status abort_reason_ = HVD_OK;
+  int32_t abort_peer_ = -1;
+};
+
+}  // namespace hvd_tcp
