@@ -75,9 +75,9 @@ Collective read_collective(const hvd_coll_args* args, const hvd_p2p_api* api,
   c.size = c.team->size;
   c.device = args->device;
   if (c.device.kind != HVD_MEM_HOST) {
-    fail(HVD_ERR_UNSUPPORTED,
-         std::string(name) + " on memory kind " +
-             std::to_string(c.device.kind) + ": host memory only");
+    fail(HVD_ERR_UNSUPPORTED, std::string(name) + " on memory kind " +
+                                  std::to_string(c.device.kind) +
+                                  ": host memory only");
   }
   c.dtype = args->dtype;
   c.esize = dtype_size(c.dtype);
@@ -103,15 +103,14 @@ Collective read_collective(const hvd_coll_args* args, const hvd_p2p_api* api,
       case HVD_OP_SUM:
       case HVD_OP_MIN:
       case HVD_OP_MAX:
-      case HVD_OP_PRODUCT:
-        c.op = args->op;
-        break;
+      case HVD_OP_PRODUCT: c.op = args->op; break;
       case HVD_OP_AVERAGE:
         c.op = HVD_OP_SUM;
         c.postscale /= c.size;
         break;
       case HVD_OP_ADASUM:
-        fail(HVD_ERR_UNSUPPORTED, std::string(name) + ": ADASUM is not offered");
+        fail(HVD_ERR_UNSUPPORTED,
+             std::string(name) + ": ADASUM is not offered");
       default:
         invalid(std::string(name) + ": unknown op " + std::to_string(args->op));
     }
@@ -141,11 +140,10 @@ Collective read_collective(const hvd_coll_args* args, const hvd_p2p_api* api,
         invalid("reducescatter: counts add up to " + std::to_string(total) +
                 ", more than count " + std::to_string(c.count));
       }
-      if (total > 0) need(c.recv, "recv", name);
       const size_t mine = c.counts[c.rank];
-      if ((c.kind == HVD_COLL_ALLGATHER ? mine : total) > 0) {
-        need(c.send, "send", name);
-      }
+      const bool gather = c.kind == HVD_COLL_ALLGATHER;
+      if ((gather ? total : mine) > 0) need(c.recv, "recv", name);
+      if ((gather ? mine : total) > 0) need(c.send, "send", name);
       break;
     }
     case HVD_COLL_ALLTOALL:
@@ -163,10 +161,10 @@ Collective read_collective(const hvd_coll_args* args, const hvd_p2p_api* api,
         if (c.counts[k] > 0) need(c.recv, "recv", name);
       }
       break;
-    case HVD_COLL_BARRIER:
-      break;
+    case HVD_COLL_BARRIER: break;
     default:
-      fail(HVD_ERR_UNSUPPORTED, std::string(name) + " is not a reducer collective");
+      fail(HVD_ERR_UNSUPPORTED,
+           std::string(name) + " is not a reducer collective");
   }
   return c;
 }

@@ -15,7 +15,8 @@ Schedule::Op copy_and_scale(Schedule& s, uint8_t* dst, const uint8_t* src,
     const size_t n = count - at < piece_elems ? count - at : piece_elems;
     Schedule::Op last = after;
     if (dst != src) {
-      const Schedule::Op copied = s.copy(dst + at * esize, src + at * esize, n * esize);
+      const Schedule::Op copied =
+          s.copy(dst + at * esize, src + at * esize, n * esize);
       s.after(copied, last);
       last = copied;
     }

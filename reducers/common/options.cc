@@ -21,8 +21,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] != b[j - 1])});
+      row[j] = std::min(
+          {row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
       diagonal = up;
     }
   }
@@ -62,9 +62,9 @@ bool parse_size(const char* text, uint64_t* bytes) {
     double scale;
   };
   static const Unit units[] = {
-      {"", 1},          {"b", 1},          {"kib", 1024.0}, {"kb", 1e3},
-      {"mib", 1 << 20}, {"mb", 1e6},       {"gib", 1 << 30}, {"gb", 1e9},
-      {"k", 1024.0},    {"m", 1 << 20},    {"g", 1 << 30}};
+      {"", 1},          {"b", 1},       {"kib", 1024.0},  {"kb", 1e3},
+      {"mib", 1 << 20}, {"mb", 1e6},    {"gib", 1 << 30}, {"gb", 1e9},
+      {"k", 1024.0},    {"m", 1 << 20}, {"g", 1 << 30}};
   for (const Unit& u : units) {
     if (unit == u.name) {
       const double value = number * u.scale;
@@ -104,15 +104,16 @@ void read_options(const hvd_host* host, std::initializer_list<SizeOption> sizes,
       if (bytes < o.min || bytes > o.max) {
         config_failure(host, o.key,
                        "must be between " + bytes_text(o.min) + " and " +
-                           bytes_text(o.max) + ", not " + std::to_string(bytes) +
-                           " bytes");
+                           bytes_text(o.max) + ", not " +
+                           std::to_string(bytes) + " bytes");
       }
       *o.value = bytes;
     }
     for (const IntOption& o : ints) {
       if (key != o.key) continue;
       known = true;
-      if (v.type != HVD_VALUE_INT) config_failure(host, o.key, "expected an integer");
+      if (v.type != HVD_VALUE_INT)
+        config_failure(host, o.key, "expected an integer");
       if (v.int_value < o.min || v.int_value > o.max) {
         config_failure(host, o.key,
                        "must be between " + std::to_string(o.min) + " and " +
@@ -135,12 +136,12 @@ void read_options(const hvd_host* host, std::initializer_list<SizeOption> sizes,
       };
       for (const SizeOption& o : sizes) consider(o.key);
       for (const IntOption& o : ints) consider(o.key);
-      config_failure(host, key.c_str(),
-                     "unknown key" +
-                         (suggestion.empty()
-                              ? std::string()
-                              : " (did you mean '" + suggestion + "'?)") +
-                         "; known keys: " + names);
+      config_failure(
+          host, key.c_str(),
+          "unknown key" +
+              (suggestion.empty() ? std::string()
+                                  : " (did you mean '" + suggestion + "'?)") +
+              "; known keys: " + names);
     }
   }
 }

@@ -115,12 +115,9 @@ std::string Schedule::describe(const Step& step) const {
       break;
     case kReduce:
       return "reduction of " + std::to_string(step.size) + " elements";
-    case kCopy:
-      return "copy of " + std::to_string(step.size) + " bytes";
-    case kScale:
-      return "scaling of " + std::to_string(step.size) + " elements";
-    case kJoin:
-      return "join";
+    case kCopy: return "copy of " + std::to_string(step.size) + " bytes";
+    case kScale: return "scaling of " + std::to_string(step.size) + " elements";
+    case kJoin: return "join";
   }
   return what + std::to_string(world_rank(step.peer)) + " (step " +
          std::to_string(step.tag) + ")";
@@ -189,11 +186,10 @@ bool Schedule::post() {
     const Step& step = ops_[op];
     hvd_p2p_request* request = nullptr;
     const hvd_status posted =
-        step.kind == kSend
-            ? ctx_.p2p_api->isend(ctx_.p2p, step.peer, step.a, step.size,
-                                  step.tag, &request)
-            : ctx_.p2p_api->irecv(ctx_.p2p, step.peer, step.dst, step.size,
-                                  step.tag, &request);
+        step.kind == kSend ? ctx_.p2p_api->isend(ctx_.p2p, step.peer, step.a,
+                                                 step.size, step.tag, &request)
+                           : ctx_.p2p_api->irecv(ctx_.p2p, step.peer, step.dst,
+                                                 step.size, step.tag, &request);
     if (posted == HVD_AGAIN) {
       retry_.push_back(op);
       continue;
@@ -236,8 +232,7 @@ bool Schedule::run_local() {
       status = d->scale(d->ctx, ctx_.memory, ctx_.dtype, s.dst, s.size,
                         s.factor, nullptr);
       break;
-    default:
-      break;
+    default: break;
   }
   if (status != HVD_OK) {
     fail(status, -1, describe(s) + " failed: " + status_text(status));

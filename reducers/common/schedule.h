@@ -94,16 +94,16 @@ class Schedule {
   void make_ready(Op op);
   Op add(const Step& step);
   void finish(Op op);
-  bool poll();      // tests requests in flight; false if none finished
-  bool post();      // posts ready messages; false if none could be
-  bool run_local(); // runs one ready local step; false if none
+  bool poll();       // tests requests in flight; false if none finished
+  bool post();       // posts ready messages; false if none could be
+  bool run_local();  // runs one ready local step; false if none
   hvd_status fail(hvd_status status, int32_t world_peer, std::string message);
   int32_t world_rank(int32_t team_rank) const;
   std::string describe(const Step& step) const;
 
   ScheduleContext ctx_;
   std::vector<Step> ops_;
-  std::vector<std::pair<Op, Op>> edges_;  // (before, op)
+  std::vector<std::pair<Op, Op>> edges_;   // (before, op)
   std::vector<uint32_t> successor_begin_;  // per op, plus one at the end
   std::vector<Op> successors_;
   std::vector<uint32_t> cursor_;  // scratch of start()

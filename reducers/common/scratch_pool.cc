@@ -12,6 +12,7 @@ constexpr size_t kMaxIdleBuffers = 8;
 
 ScratchPool::~ScratchPool() {
   for (const Buffer& b : buffers_) host_->mem_free(host_->ctx, b.data);
+  for (void* p : quarantined_) host_->mem_free(host_->ctx, p);
 }
 
 void* ScratchPool::acquire(size_t bytes) {
@@ -43,9 +44,11 @@ void ScratchPool::release(void* buffer) {
 
 void ScratchPool::abandon(void* buffer) {
   std::lock_guard<std::mutex> lock(mutex_);
-  buffers_.erase(std::remove_if(buffers_.begin(), buffers_.end(),
-                                [&](const Buffer& b) { return b.data == buffer; }),
-                 buffers_.end());
+  quarantined_.push_back(buffer);
+  buffers_.erase(
+      std::remove_if(buffers_.begin(), buffers_.end(),
+                     [&](const Buffer& b) { return b.data == buffer; }),
+      buffers_.end());
 }
 
 size_t ScratchPool::cached_bytes() const {
@@ -62,7 +65,8 @@ void ScratchPool::trim() {
     // Drop the smallest idle buffer: the large ones are the costly ones.
     auto smallest = buffers_.end();
     for (auto it = buffers_.begin(); it != buffers_.end(); ++it) {
-      if (!it->leased && (smallest == buffers_.end() || it->bytes < smallest->bytes)) {
+      if (!it->leased &&
+          (smallest == buffers_.end() || it->bytes < smallest->bytes)) {
         smallest = it;
       }
     }

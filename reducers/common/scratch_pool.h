@@ -22,7 +22,8 @@ class ScratchPool {
   void* acquire(size_t bytes);
   void release(void* buffer);
   // The buffer may still be written by a transfer that never finished:
-  // never reuse or free it.
+  // it is not reused, and freed only with the pool (the reducer's finalize,
+  // which the core calls once its data path has stopped).
   void abandon(void* buffer);
   size_t cached_bytes() const;
 
@@ -37,6 +38,7 @@ class ScratchPool {
   const hvd_host* host_;
   mutable std::mutex mutex_;
   std::vector<Buffer> buffers_;
+  std::vector<void*> quarantined_;
 };
 
 }  // namespace hvd::reducers

@@ -5,9 +5,9 @@
 void* hvd_task_s::lease(size_t bytes) {
   void* p = core->pool().acquire(bytes);
   if (p == nullptr) {
-    hvd::reducers::fail(HVD_ERR_OUT_OF_MEMORY,
-                        name + ": cannot allocate " + std::to_string(bytes) +
-                            " bytes of scratch");
+    hvd::reducers::fail(HVD_ERR_OUT_OF_MEMORY, name + ": cannot allocate " +
+                                                   std::to_string(bytes) +
+                                                   " bytes of scratch");
   }
   scratch.push_back(p);
   return p;

@@ -22,8 +22,9 @@ void build_allgather(hvd_task_s& t, const Collective& c, const Options& o) {
       extent = std::max(extent, c.displs[k] + c.counts[k]);
     }
     if (overlaps(c.send, c.bytes(mine), c.recv, c.bytes(extent))) {
-      fail(HVD_ERR_INVALID_ARGUMENT,
-           "ring allgather: send overlaps recv other than at this rank's block");
+      fail(
+          HVD_ERR_INVALID_ARGUMENT,
+          "ring allgather: send overlaps recv other than at this rank's block");
     }
     copy_and_scale(s, own, c.send, mine, c.esize, 1.0, 1.0,
                    local_piece_elems(c.esize));

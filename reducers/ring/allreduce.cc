@@ -6,8 +6,8 @@
 // to window-many scratch slots. Each chunk's final value is computed once,
 // on the rank that owns its segment, postscaled there and then passed on,
 // so every rank ends with the same bits.
-#include "../common/local_steps.h"
 #include "../common/boundary.h"
+#include "../common/local_steps.h"
 #include "phases.h"
 #include "ring.h"
 
@@ -17,12 +17,13 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   if (c.count == 0) return;
   Schedule& s = t.schedule;
   const bool in_place = c.send == c.recv;
-  if (!in_place && overlaps(c.send, c.bytes(c.count), c.recv, c.bytes(c.count))) {
+  if (!in_place &&
+      overlaps(c.send, c.bytes(c.count), c.recv, c.bytes(c.count))) {
     fail(HVD_ERR_INVALID_ARGUMENT, "ring allreduce: send and recv overlap");
   }
   if (c.size == 1) {
-    copy_and_scale(s, c.recv, c.send, c.count, c.esize, c.prescale,
-                   c.postscale, local_piece_elems(c.esize));
+    copy_and_scale(s, c.recv, c.send, c.count, c.esize, c.prescale, c.postscale,
+                   local_piece_elems(c.esize));
     return;
   }
   const size_t n = (size_t)c.size;
@@ -61,8 +62,8 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   rs.partial = c.recv;
   rs.result = c.recv + c.bytes(t.offsets[owned]);
   rs.slots = direct ? nullptr
-                    : static_cast<uint8_t*>(t.lease(
-                          t.window.depth() * c.bytes(L.chunk_elems)));
+                    : static_cast<uint8_t*>(
+                          t.lease(t.window.depth() * c.bytes(L.chunk_elems)));
   rs.postscale = c.postscale;
   rs.first_step = 0;
   std::vector<Op>& done = t.ops[1];
@@ -72,8 +73,9 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   reduce_scatter_phase(t, L, rs, done.data(), sends.data());
 
   // A receive of the allgather overwrites what the reduce-scatter sent
-  // from the same place at the same step number; only the first step of an
-  // out-of-place allreduce sent from `send` instead.
+  // from the same place at the same step number (only the first step of an
+  // out-of-place allreduce sent from `send` instead). The ring's data flow
+  // already orders the two; the edge keeps that from being load-bearing.
   if (direct) {
     for (size_t ch = 0; ch < C; ++ch) sends[ch] = Schedule::kNone;
   }

@@ -25,9 +25,9 @@ void build_alltoall(hvd_task_s& t, const Collective& c, const Options& o) {
                                   1.0, local_piece_elems(c.esize));
     source = copy;
   }
-  const Op own = s.copy(c.recv + c.bytes(c.displs[r]),
-                        source + c.bytes(c.send_displs[r]),
-                        c.bytes(c.counts[r]));
+  const Op own =
+      s.copy(c.recv + c.bytes(c.displs[r]), source + c.bytes(c.send_displs[r]),
+             c.bytes(c.counts[r]));
   s.after(own, source_ready);
   t.window.reset((size_t)o.pipeline_depth);
   for (int32_t step = 1; step < n; ++step) {

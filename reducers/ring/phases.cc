@@ -34,7 +34,8 @@ void reduce_scatter_phase(hvd_task_s& task, const RingLayout& L,
   std::vector<Op>& previous = task.ops[0];  // per chunk: what step s sends
   previous.assign(C, Schedule::kNone);
   auto local_ready = [&](int32_t k, size_t c) {
-    return p.local_ready != nullptr ? p.local_ready[k * C + c] : Schedule::kNone;
+    return p.local_ready != nullptr ? p.local_ready[k * C + c]
+                                    : Schedule::kNone;
   };
   for (int32_t step = 0; step + 1 < L.size; ++step) {
     const int32_t send_seg = L.segment(L.rank - step - p.shift);

@@ -69,8 +69,7 @@ struct ReduceScatterPhase {
 // owned segment, and sends[s * chunks + c] to the send of step s, chunk c
 // (kNone where the chunk is empty).
 void reduce_scatter_phase(hvd_task_s& task, const RingLayout& layout,
-                          const ReduceScatterPhase& phase, Op* done,
-                          Op* sends);
+                          const ReduceScatterPhase& phase, Op* done, Op* sends);
 
 struct AllgatherPhase {
   // Step a (0 .. n-2) sends segment (first - a) to the right and receives

@@ -27,9 +27,9 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
     if (out == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "ring: out is NULL");
     auto r = std::make_unique<hvd_reducer_s>(host);
     int64_t depth = r->options.pipeline_depth;
-    read_options(host,
-                 {{"chunk_bytes", &r->options.chunk_bytes, 64, uint64_t(1) << 30}},
-                 {{"pipeline_depth", &depth, 1, 64}});
+    read_options(
+        host, {{"chunk_bytes", &r->options.chunk_bytes, 64, uint64_t(1) << 30}},
+        {{"pipeline_depth", &depth, 1, 64}});
     r->options.pipeline_depth = depth;
     *out = r.release();
     return HVD_OK;
@@ -68,12 +68,8 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
       add(kLarge, UINT64_MAX, 80);
       break;
     case HVD_COLL_REDUCESCATTER:
-    case HVD_COLL_ALLTOALL:
-      add(0, UINT64_MAX, 50);
-      break;
-    case HVD_COLL_BARRIER:
-      add(0, UINT64_MAX, 10);
-      break;
+    case HVD_COLL_ALLTOALL: add(0, UINT64_MAX, 50); break;
+    case HVD_COLL_BARRIER: add(0, UINT64_MAX, 10); break;
   }
   return HVD_OK;
 }
@@ -85,9 +81,9 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
       fail(HVD_ERR_INVALID_ARGUMENT, "ring post: reducer or out is NULL");
     }
     const Collective c = read_collective(args, api, p2p);
-    static const char* const names[] = {
-        "ring allreduce", "ring allgather",     "ring broadcast",
-        "ring alltoall",  "ring reducescatter", "ring barrier"};
+    static const char* const names[] = {"ring allreduce",     "ring allgather",
+                                        "ring broadcast",     "ring alltoall",
+                                        "ring reducescatter", "ring barrier"};
     TaskGuard task(r->core.begin_task(names[c.kind], c, api, p2p));
     const Options& o = r->options;
     switch (c.kind) {

@@ -12,8 +12,7 @@
 
 namespace hvd::reducers::ring {
 
-void build_reducescatter(hvd_task_s& t, const Collective& c,
-                         const Options& o) {
+void build_reducescatter(hvd_task_s& t, const Collective& c, const Options& o) {
   Schedule& s = t.schedule;
   const size_t mine = c.counts[c.rank];
   if (c.size == 1) {
@@ -68,8 +67,8 @@ void build_reducescatter(hvd_task_s& t, const Collective& c,
   rs.partial = work;
   rs.result = c.recv;
   rs.slots = direct ? nullptr
-                    : static_cast<uint8_t*>(t.lease(
-                          t.window.depth() * c.bytes(L.chunk_elems)));
+                    : static_cast<uint8_t*>(
+                          t.lease(t.window.depth() * c.bytes(L.chunk_elems)));
   rs.result_after = overlapping ? copied_all : Schedule::kNone;
   rs.postscale = c.postscale;
   std::vector<Op>& done = t.ops[1];

@@ -15,7 +15,8 @@ namespace hvd::reducers::ring {
 
 struct Options {
   uint64_t chunk_bytes = uint64_t(1) << 20;  // [reducer.ring] chunk_bytes
-  int64_t pipeline_depth = 4;  // [reducer.ring] pipeline_depth: chunks in flight
+  int64_t pipeline_depth =
+      4;  // [reducer.ring] pipeline_depth: chunks in flight
 };
 
 void build_allreduce(hvd_task_s& task, const Collective& c, const Options& o);

@@ -25,8 +25,9 @@ void build_allgather(hvd_task_s& t, const Collective& c) {
       extent = std::max(extent, c.displs[k] + c.counts[k]);
     }
     if (overlaps(c.send, c.bytes(mine), c.recv, c.bytes(extent))) {
-      fail(HVD_ERR_INVALID_ARGUMENT,
-           "tree allgather: send overlaps recv other than at this rank's block");
+      fail(
+          HVD_ERR_INVALID_ARGUMENT,
+          "tree allgather: send overlaps recv other than at this rank's block");
     }
     copy_and_scale(s, own, c.send, mine, c.esize, 1.0, 1.0,
                    local_piece_elems(c.esize));
@@ -40,18 +41,16 @@ void build_allgather(hvd_task_s& t, const Collective& c) {
     for (int32_t j = 0; j < m; ++j) {
       const int32_t block = (r + j) % n;
       if (c.counts[block] > 0) {
-        const uint8_t* data = j == 0 && !in_place
-                                  ? c.send
-                                  : c.recv + c.bytes(c.displs[block]);
-        const Op sent = s.send(to, data, c.bytes(c.counts[block]),
-                               (uint32_t)(d + j));
+        const uint8_t* data =
+            j == 0 && !in_place ? c.send : c.recv + c.bytes(c.displs[block]);
+        const Op sent =
+            s.send(to, data, c.bytes(c.counts[block]), (uint32_t)(d + j));
         s.after(sent, j == 0 ? Schedule::kNone : placed[j]);
       }
       const int32_t incoming = (r + d + j) % n;
       if (c.counts[incoming] > 0) {
-        placed[d + j] =
-            s.recv(from, c.recv + c.bytes(c.displs[incoming]),
-                   c.bytes(c.counts[incoming]), (uint32_t)(d + j));
+        placed[d + j] = s.recv(from, c.recv + c.bytes(c.displs[incoming]),
+                               c.bytes(c.counts[incoming]), (uint32_t)(d + j));
       }
     }
   }

@@ -22,8 +22,8 @@ size_t segment_elems(const Collective& c, const Options& o,
                      uint32_t steps_per_segment) {
   size_t elems = std::max<size_t>(1, o.segment_bytes / c.esize);
   const size_t count = c.count;
-  const size_t max_segments =
-      std::max<size_t>(1, Schedule::kSteps / std::max<uint32_t>(steps_per_segment, 1));
+  const size_t max_segments = std::max<size_t>(
+      1, Schedule::kSteps / std::max<uint32_t>(steps_per_segment, 1));
   if ((count + elems - 1) / elems > max_segments) {
     elems = (count + max_segments - 1) / max_segments;
   }
@@ -34,12 +34,13 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   if (c.count == 0) return;
   Schedule& s = t.schedule;
   const bool in_place = c.send == c.recv;
-  if (!in_place && overlaps(c.send, c.bytes(c.count), c.recv, c.bytes(c.count))) {
+  if (!in_place &&
+      overlaps(c.send, c.bytes(c.count), c.recv, c.bytes(c.count))) {
     fail(HVD_ERR_INVALID_ARGUMENT, "tree allreduce: send and recv overlap");
   }
   if (c.size == 1) {
-    copy_and_scale(s, c.recv, c.send, c.count, c.esize, c.prescale,
-                   c.postscale, local_piece_elems(c.esize));
+    copy_and_scale(s, c.recv, c.send, c.count, c.esize, c.prescale, c.postscale,
+                   local_piece_elems(c.esize));
     return;
   }
   const int32_t n = c.size, r = c.rank;
@@ -49,14 +50,15 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
     ++rounds;
   }
   const int32_t rem = n - p;
-  const bool folds = r < 2 * rem && r % 2 == 0;     // sends to r + 1, waits
-  const bool absorbs = r < 2 * rem && r % 2 == 1;   // takes r - 1's part
+  const bool folds = r < 2 * rem && r % 2 == 0;    // sends to r + 1, waits
+  const bool absorbs = r < 2 * rem && r % 2 == 1;  // takes r - 1's part
   const int32_t new_rank = r < 2 * rem ? r / 2 : r - rem;
   auto old_rank = [&](int32_t nr) { return nr < rem ? 2 * nr + 1 : nr + rem; };
 
   const uint32_t steps = (uint32_t)rounds + 2;  // fold, rounds, unfold
-  const size_t seg = segment_elems(c, o, steps);
-  uint8_t* slots = folds ? nullptr : static_cast<uint8_t*>(t.lease(2 * c.bytes(seg)));
+  const size_t seg = std::min(segment_elems(c, o, steps), c.count);
+  uint8_t* slots =
+      folds ? nullptr : static_cast<uint8_t*>(t.lease(2 * c.bytes(seg)));
   Op slot_free[2] = {Schedule::kNone, Schedule::kNone};
 
   for (size_t at = 0, g = 0; at < c.count; at += seg, ++g) {

@@ -69,9 +69,7 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
       add(0, kSmall, 70);
       add(kSmall, UINT64_MAX, 10);
       break;
-    case HVD_COLL_BARRIER:
-      add(0, UINT64_MAX, 90);
-      break;
+    case HVD_COLL_BARRIER: add(0, UINT64_MAX, 90); break;
   }
   return HVD_OK;
 }
@@ -90,8 +88,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
       case HVD_COLL_BROADCAST: name = "tree broadcast"; break;
       case HVD_COLL_BARRIER: name = "tree barrier"; break;
       default:
-        fail(HVD_ERR_UNSUPPORTED, std::string("tree does not offer ") +
-                                      collective_name(c.kind));
+        fail(HVD_ERR_UNSUPPORTED,
+             std::string("tree does not offer ") + collective_name(c.kind));
     }
     TaskGuard task(r->core.begin_task(name, c, api, p2p));
     switch (c.kind) {

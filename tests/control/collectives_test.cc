@@ -97,6 +97,27 @@ TEST(Collectives, BroadcastsAndGathersInterleaveInAnyAgreedOrder) {
   for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
 }
 
+TEST(Collectives, ASecondControlPlaneIgnoresTheFirstOnesAddresses) {
+  // The same bootstrap keys are re-put by each new control plane; a rank
+  // may read its parent's old address first and must retry, not fail.
+  FakeStore store;
+  for (int generation = 0; generation < 3; ++generation) {
+    auto errors = run_ranks(
+        store, 6, all_ranks(6), test_options(), [&](ControlPlane& plane) {
+          // Children start first, and read their parents' old keys.
+          std::this_thread::sleep_for(
+              std::chrono::milliseconds(20 * (5 - plane.rank())));
+          auto all = plane.gather({uint8_t(generation)});
+          if (plane.rank() == 0) {
+            for (auto& m : all)
+              EXPECT_EQ(m, std::vector<uint8_t>{uint8_t(generation)});
+          }
+          plane.broadcast({});
+        });
+    for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
+  }
+}
+
 TEST(Collectives, ShutdownOfEveryRankIsNotAFailure) {
   // Ranks leave one after another; the ones still up must not see a failure.
   FakeStore store;

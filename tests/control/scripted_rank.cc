@@ -88,7 +88,10 @@ void ScriptedRank::join() {
     int port = 0;
     control::split_host_port(std::string(address.begin(), address.end()), &ip,
                              &port);
-    parent_fd_ = control::connect_tcp(ip, port, deadline, "parent");
+    while ((parent_fd_ = control::connect_tcp(ip, port, deadline, "parent")) <
+           0)
+      if (control::Clock::now() >= deadline)
+        throw std::runtime_error("scripted rank: no parent");
     control::Hello hello;
     hello.rank = rank_;
     hello.size = size_;
@@ -121,7 +124,8 @@ void ScriptedRank::join() {
   if (listener >= 0) close(listener);
 
   // The host exchange is the first gather and broadcast.
-  relay_gather({host().begin(), host().end()});
+  std::string name = host();
+  relay_gather({name.begin(), name.end()});
   relay_broadcast();
 }
 

@@ -19,7 +19,8 @@ TEST(CopyLarge, EverySizeAndAlignment) {
   const size_t dst_offsets[] = {0, 5, 32, 63};
   const size_t guard = 64;
   std::vector<uint8_t> src(t + 12345 + 64);
-  for (size_t i = 0; i < src.size(); ++i) src[i] = (uint8_t)(i * 2654435761u >> 13);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = (uint8_t)(i * 2654435761u >> 13);
   std::vector<uint8_t> dst(src.size() + 2 * guard);
   for (size_t bytes : sizes) {
     for (size_t so : src_offsets) {
@@ -29,7 +30,8 @@ TEST(CopyLarge, EverySizeAndAlignment) {
         copy_large(d, src.data() + so, bytes);
         ASSERT_TRUE(std::equal(d, d + bytes, src.data() + so))
             << bytes << " bytes, src+" << so << ", dst+" << doff;
-        ASSERT_TRUE(std::all_of(dst.data(), d, [](uint8_t b) { return b == 0xEE; }))
+        ASSERT_TRUE(
+            std::all_of(dst.data(), d, [](uint8_t b) { return b == 0xEE; }))
             << "wrote before dst: " << bytes << " bytes";
         ASSERT_TRUE(std::all_of(d + bytes, dst.data() + dst.size(),
                                 [](uint8_t b) { return b == 0xEE; }))

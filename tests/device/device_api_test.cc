@@ -53,7 +53,8 @@ class DeviceApiTest : public ::testing::Test {
     return e;
   }
   void TearDown() override {
-    for (hvd_event e : events_) EXPECT_EQ(api.event_destroy(api.ctx, e), HVD_OK);
+    for (hvd_event e : events_)
+      EXPECT_EQ(api.event_destroy(api.ctx, e), HVD_OK);
     for (hvd_stream s : streams_) {
       EXPECT_EQ(api.stream_destroy(api.ctx, s), HVD_OK);
     }
@@ -66,13 +67,13 @@ class DeviceApiTest : public ::testing::Test {
 
 TEST_F(DeviceApiTest, TableIsComplete) {
   EXPECT_EQ(api.struct_size, sizeof(hvd_device_api));
-  for (auto fn : {(void*)api.device_count, (void*)api.stream_create,
-                  (void*)api.stream_destroy, (void*)api.stream_synchronize,
-                  (void*)api.stream_wait_event, (void*)api.event_create,
-                  (void*)api.event_destroy, (void*)api.event_record,
-                  (void*)api.event_query, (void*)api.mem_alloc,
-                  (void*)api.mem_free, (void*)api.memcpy_async,
-                  (void*)api.reduce, (void*)api.scale}) {
+  for (auto fn :
+       {(void*)api.device_count, (void*)api.stream_create,
+        (void*)api.stream_destroy, (void*)api.stream_synchronize,
+        (void*)api.stream_wait_event, (void*)api.event_create,
+        (void*)api.event_destroy, (void*)api.event_record,
+        (void*)api.event_query, (void*)api.mem_alloc, (void*)api.mem_free,
+        (void*)api.memcpy_async, (void*)api.reduce, (void*)api.scale}) {
     EXPECT_NE(fn, nullptr);
   }
   EXPECT_EQ(api.device_count(api.ctx, HVD_MEM_HOST), 1);
@@ -85,9 +86,9 @@ TEST_F(DeviceApiTest, NullStreamIsSynchronous) {
   EXPECT_EQ((uintptr_t)p % 64, 0u);
   float* a = static_cast<float*>(p);
   const float src[4] = {1, 2, 3, 4};
-  ASSERT_EQ(api.memcpy_async(api.ctx, a, kHost, src, kHost, sizeof src,
-                             nullptr),
-            HVD_OK);
+  ASSERT_EQ(
+      api.memcpy_async(api.ctx, a, kHost, src, kHost, sizeof src, nullptr),
+      HVD_OK);
   ASSERT_EQ(api.reduce(api.ctx, kHost, HVD_FLOAT32, HVD_OP_SUM, a, a, src, 4,
                        nullptr),
             HVD_OK);
@@ -183,9 +184,9 @@ TEST_F(DeviceApiTest, DestroyingAStreamFinishesItsWork) {
 TEST_F(DeviceApiTest, BadArgumentsFailAtTheCallNotOnTheWorker) {
   hvd_stream s = make_stream();
   float x[2] = {1, 2};
-  EXPECT_EQ(api.reduce(api.ctx, kHost, HVD_DTYPE_COUNT, HVD_OP_SUM, x, x, x, 2,
-                       s),
-            HVD_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      api.reduce(api.ctx, kHost, HVD_DTYPE_COUNT, HVD_OP_SUM, x, x, x, 2, s),
+      HVD_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(api.reduce(api.ctx, kHost, HVD_FLOAT32, HVD_OP_AVERAGE, x, x, x, 2,
                        nullptr),
             HVD_ERR_INVALID_ARGUMENT);
@@ -218,8 +219,8 @@ TEST_F(DeviceApiTest, CudaIsLoadedOnDemandAndAbsentHereWithoutFailing) {
   EXPECT_EQ(api.reduce(api.ctx, hvd_device{HVD_MEM_CUDA, 0}, HVD_FLOAT32,
                        HVD_OP_SUM, &x, &x, &x, 1, nullptr),
             HVD_ERR_UNSUPPORTED);
-  EXPECT_EQ(api.scale(api.ctx, hvd_device{HVD_MEM_CUDA, 0}, HVD_FLOAT32, &x,
-                      1, 2.0, nullptr),
+  EXPECT_EQ(api.scale(api.ctx, hvd_device{HVD_MEM_CUDA, 0}, HVD_FLOAT32, &x, 1,
+                      2.0, nullptr),
             HVD_ERR_UNSUPPORTED);
 }
 

@@ -23,9 +23,9 @@ double median_seconds(const std::function<void()>& body, int runs) {
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     body();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count());
+    t.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -69,23 +69,22 @@ int main(int argc, char** argv) {
       char label[96];
       std::snprintf(label, sizeof label, "reduce SUM %s (%s) c=a+b",
                     hvd::dtype_name(dtype), v.name);
-      report(label, bytes, 3,
-             median_seconds([&] { sum(c.data(), a.data(), b.data(), n); },
-                            runs));
+      report(
+          label, bytes, 3,
+          median_seconds([&] { sum(c.data(), a.data(), b.data(), n); }, runs));
       std::snprintf(label, sizeof label, "reduce SUM %s (%s) a+=b",
                     hvd::dtype_name(dtype), v.name);
       // Small integers keep the repeated in-place sums finite and exact.
       std::memset(c.data(), 0, bytes);
-      report(label, bytes, 3,
-             median_seconds([&] { sum(c.data(), c.data(), b.data(), n); },
-                            runs));
+      report(
+          label, bytes, 3,
+          median_seconds([&] { sum(c.data(), c.data(), b.data(), n); }, runs));
     }
   }
   report("copy_large", bytes, 2,
          median_seconds([&] { hvd::copy_large(c.data(), a.data(), bytes); },
                         runs));
   report("memcpy", bytes, 2,
-         median_seconds([&] { std::memcpy(c.data(), a.data(), bytes); },
-                        runs));
+         median_seconds([&] { std::memcpy(c.data(), a.data(), bytes); }, runs));
   return 0;
 }

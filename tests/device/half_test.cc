@@ -1,5 +1,7 @@
 // float16 and bfloat16 conversions: exact widening, round-to-nearest-even
 // narrowing at every tie, NaN and infinity, and agreement with F16C.
+#include "device/half.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "device/device.h"
-#include "device/half.h"
 #include "reference.h"
 
 #if defined(__x86_64__)
@@ -33,8 +34,8 @@ std::vector<float> rounding_cases(Decode decode) {
     const double lo = decode((uint16_t)bits), hi = decode((uint16_t)(bits + 1));
     if (!std::isfinite(lo) || !std::isfinite(hi)) continue;
     const float mid = (float)((lo + hi) / 2);  // exact: few significand bits
-    for (float f : {mid, std::nextafter(mid, -INFINITY),
-                    std::nextafter(mid, INFINITY)}) {
+    for (float f :
+         {mid, std::nextafter(mid, -INFINITY), std::nextafter(mid, INFINITY)}) {
       out.push_back(f);
       out.push_back(-f);
     }
@@ -75,8 +76,8 @@ TEST(Half, NarrowingRoundsToNearestEven) {
 
 TEST(BFloat16, WideningIsExactForEveryValue) {
   for (uint32_t b = 0; b < 65536; ++b) {
-    ASSERT_TRUE(same_value(bfloat16_value((uint16_t)b),
-                           bfloat16_to_float((uint16_t)b)))
+    ASSERT_TRUE(
+        same_value(bfloat16_value((uint16_t)b), bfloat16_to_float((uint16_t)b)))
         << std::hex << b;
   }
 }
@@ -84,8 +85,8 @@ TEST(BFloat16, WideningIsExactForEveryValue) {
 TEST(BFloat16, NarrowingRoundsToNearestEven) {
   for (float f : rounding_cases(bfloat16_value)) {
     const uint16_t b = float_to_bfloat16(f);
-    ASSERT_TRUE(same_value(round_to_format(f, kBFloat16Format),
-                           bfloat16_to_float(b)))
+    ASSERT_TRUE(
+        same_value(round_to_format(f, kBFloat16Format), bfloat16_to_float(b)))
         << "float bits " << std::hex << float_bits(f) << " -> " << b;
     if (std::isnan(f)) {
       EXPECT_TRUE(b & 0x0040) << "NaN made quiet";

@@ -81,8 +81,8 @@ size_t first_mismatch(hvd_dtype dtype, hvd_reduce_op op, const uint8_t* a,
   for (size_t i = 0; i < n; ++i) {
     bool ok = true;
     switch (dtype) {
-#define HVD_INTEGER_CASE(code, T) \
-  case code:                      \
+#define HVD_INTEGER_CASE(code, T)                                            \
+  case code:                                                                 \
     ok = load<T>(out, i) == integer_op<T>(op, load<T>(a, i), load<T>(b, i)); \
     break;
       HVD_INTEGER_CASE(HVD_UINT8, uint8_t)
@@ -175,9 +175,9 @@ TEST_P(KernelTest, MatchesReferenceInEveryLayout) {
     std::vector<uint8_t> first_result;
     for (const HostKernels* k : variants()) {
       const ReduceKernel kernel = k->reduce[dtype][kernel_index(op)];
-      const std::string where = std::string(k->name) + " " +
-                                dtype_name(dtype) + " " + op_name(op) +
-                                " count " + std::to_string(count);
+      const std::string where = std::string(k->name) + " " + dtype_name(dtype) +
+                                " " + op_name(op) + " count " +
+                                std::to_string(count);
       // Distinct buffers, misaligned by one element.
       std::vector<uint8_t> out(a.size(), 0xAB);
       kernel(out.data() + esize, a.data() + esize, b.data() + esize, count);
@@ -206,8 +206,7 @@ TEST_P(KernelTest, MatchesReferenceInEveryLayout) {
         first_result = expected;
       } else {
         EXPECT_EQ(first_difference(dtype, a.data() + esize, b.data() + esize,
-                                   expected.data(), first_result.data(),
-                                   count),
+                                   expected.data(), first_result.data(), count),
                   SIZE_MAX)
             << where << ": variants differ bit for bit";
       }

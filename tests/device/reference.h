@@ -28,9 +28,8 @@ inline double round_to_format(double x, FloatFormat format) {
   if (e < format.emin) e = format.emin;
   const double quantum = std::ldexp(1.0, e - format.precision + 1);
   const double r = std::nearbyint(x / quantum) * quantum;
-  const double max_finite =
-      (2.0 - std::ldexp(1.0, 1 - format.precision)) *
-      std::ldexp(1.0, format.emax);
+  const double max_finite = (2.0 - std::ldexp(1.0, 1 - format.precision)) *
+                            std::ldexp(1.0, format.emax);
   if (std::fabs(r) > max_finite) return std::copysign(INFINITY, x);
   return r;
 }

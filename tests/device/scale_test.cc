@@ -50,9 +50,9 @@ TEST(Scale, FloatsMatchTheReference) {
         ASSERT_EQ((double)half_to_float(s16[i]),
                   round_to_format(half_value(f16[i]) * ff, kHalfFormat))
             << i;
-        ASSERT_EQ((double)bfloat16_to_float(sb16[i]),
-                  round_to_format(bfloat16_value(bf16[i]) * ff,
-                                  kBFloat16Format))
+        ASSERT_EQ(
+            (double)bfloat16_to_float(sb16[i]),
+            round_to_format(bfloat16_value(bf16[i]) * ff, kBFloat16Format))
             << i;
       }
     }

@@ -21,11 +21,11 @@ bool is_unsigned(hvd_dtype d) {
 
 void store(hvd_dtype dtype, uint8_t* p, double v) {
   switch (dtype) {
-#define HVD_STORE(code, T) \
-  case code: {             \
-    const T x = (T)v;      \
+#define HVD_STORE(code, T)        \
+  case code: {                    \
+    const T x = (T)v;             \
     std::memcpy(p, &x, sizeof x); \
-    break;                 \
+    break;                        \
   }
     HVD_STORE(HVD_UINT8, uint8_t)
     HVD_STORE(HVD_INT8, int8_t)
@@ -52,11 +52,11 @@ void store(hvd_dtype dtype, uint8_t* p, double v) {
 
 double load(hvd_dtype dtype, const uint8_t* p) {
   switch (dtype) {
-#define HVD_LOAD(code, T) \
-  case code: {            \
-    T x;                  \
+#define HVD_LOAD(code, T)         \
+  case code: {                    \
+    T x;                          \
     std::memcpy(&x, p, sizeof x); \
-    return (double)x;     \
+    return (double)x;             \
   }
     HVD_LOAD(HVD_UINT8, uint8_t)
     HVD_LOAD(HVD_INT8, int8_t)
@@ -93,7 +93,8 @@ Bytes reduction_input(hvd_dtype dtype, hvd_reduce_op op, int32_t rank,
     const uint64_t h = mix(base + i);
     double v;
     if (dtype == HVD_BOOL) {
-      v = op == HVD_OP_PRODUCT || op == HVD_OP_MIN ? (h % 10 != 0) : (h % 4 == 0);
+      v = op == HVD_OP_PRODUCT || op == HVD_OP_MIN ? (h % 10 != 0)
+                                                   : (h % 4 == 0);
     } else if (op == HVD_OP_SUM) {
       v = is_unsigned(dtype) ? (double)(h % 4) : (double)(h % 7) - 3;
     } else if (op == HVD_OP_PRODUCT) {
@@ -151,7 +152,8 @@ void scale(hvd_dtype dtype, Bytes& data, double factor) {
 std::vector<double> as_doubles(hvd_dtype dtype, const Bytes& data) {
   const size_t esize = dtype_size(dtype);
   std::vector<double> out(data.size() / esize);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = load(dtype, data.data() + i * esize);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = load(dtype, data.data() + i * esize);
   return out;
 }
 

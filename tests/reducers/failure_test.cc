@@ -37,8 +37,8 @@ std::function<hvd_coll_args(int32_t)> needs_everyone(hvd_collective coll,
   };
 }
 
-const hvd_collective kNeedEveryone[] = {HVD_COLL_ALLREDUCE,
-                                        HVD_COLL_ALLGATHER, HVD_COLL_BARRIER};
+const hvd_collective kNeedEveryone[] = {HVD_COLL_ALLREDUCE, HVD_COLL_ALLGATHER,
+                                        HVD_COLL_BARRIER};
 
 using FailureTest = PluginTest;
 
@@ -51,9 +51,9 @@ TEST_P(FailureTest, NeighbourSeesThePeerFailureInItsCompletion) {
     options.meanwhile = [](const std::vector<hvd_task*>&, Fabric& fabric) {
       fabric.fail_rank(1);
     };
-    const auto outcomes = run_collective(reducers(GetParam(), 2), all_ranks(2),
-                                         2, needs_everyone(coll, 2, 1000, b),
-                                         options);
+    const auto outcomes =
+        run_collective(reducers(GetParam(), 2), all_ranks(2), 2,
+                       needs_everyone(coll, 2, 1000, b), options);
     EXPECT_EQ(outcomes[0].status, HVD_ERR_PEER_FAILED)
         << GetParam() << " " << coll << ": " << outcomes[0].message;
     EXPECT_EQ(outcomes[0].completion.peer, 1);
@@ -110,9 +110,9 @@ TEST_P(FailureTest, AbortFromAnotherThreadCarriesReasonAndPeer) {
         api.abort_task(t, HVD_ERR_ABORTED, 0);  // idempotent: first one wins
       }
     };
-    const auto outcomes = run_collective(reducers(GetParam(), n), all_ranks(n),
-                                         n, needs_everyone(coll, n, 64, b),
-                                         options);
+    const auto outcomes =
+        run_collective(reducers(GetParam(), n), all_ranks(n), n,
+                       needs_everyone(coll, n, 64, b), options);
     for (int32_t r = 0; r < 3; ++r) {
       EXPECT_EQ(outcomes[r].status, HVD_ERR_TIMEOUT) << outcomes[r].message;
       EXPECT_EQ(outcomes[r].completion.peer, 3);

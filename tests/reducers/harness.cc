@@ -25,19 +25,15 @@ struct Transfer {
   bool done = false;
   hvd_completion completion{};
   int late = 0;  // test() calls that still say "not yet" after completion
+  bool collected = false;  // test() reported it done: the request is gone
 };
 
 // ---- fabric -----------------------------------------------------------------
 
-Fabric::Fabric(int32_t world_size) : failed_(world_size, false), wake_(world_size) {}
+Fabric::Fabric(int32_t world_size)
+    : failed_(world_size, false), wake_(world_size) {}
 
-Fabric::~Fabric() {
-  for (auto* queues : {&sends_, &recvs_}) {
-    for (auto& [key, queue] : *queues) {
-      for (Transfer* t : queue) delete t;
-    }
-  }
-}
+Fabric::~Fabric() = default;
 
 void Fabric::wake(int32_t rank) {
   ++wake_[rank].generation;
@@ -67,6 +63,7 @@ void Fabric::match(Transfer* send, Transfer* recv) {
 
 hvd_status Fabric::post(Transfer* t) {
   std::lock_guard<std::mutex> lock(mutex_);
+  transfers_.emplace_back(t);
   const int32_t peer = t->send ? t->dst : t->src;
   if (failed_[peer]) {
     complete(t, HVD_ERR_PEER_FAILED, peer, 0);
@@ -169,7 +166,9 @@ hvd_status irecv(hvd_p2p* p, int32_t peer, void* buf, size_t bytes,
 hvd_status test(hvd_p2p* p, hvd_p2p_request* req, int32_t* done,
                 hvd_completion* out) {
   Transfer* t = reinterpret_cast<Transfer*>(req);
-  if (t == nullptr || done == nullptr) return HVD_ERR_INVALID_ARGUMENT;
+  if (t == nullptr || done == nullptr || t->collected) {
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
   *done = 0;
   if (!t->fabric->finished(t)) return HVD_OK;
   if (t->late > 0) {
@@ -183,7 +182,7 @@ hvd_status test(hvd_p2p* p, hvd_p2p_request* req, int32_t* done,
     out->peer = t->completion.peer;
     out->bytes = t->completion.bytes;
   }
-  delete t;
+  t->collected = true;
   return HVD_OK;
 }
 
@@ -217,9 +216,15 @@ const hvd_transport_collectives* native(hvd_p2p*, hvd_coll_comm** comm) {
   return nullptr;
 }
 
-const hvd_p2p_api kP2pApi = {
-    sizeof(hvd_p2p_api), nullptr, team_of, isend, irecv, test, subteam,
-    native, nullptr /* peer_buffer */};
+const hvd_p2p_api kP2pApi = {sizeof(hvd_p2p_api),
+                             nullptr,
+                             team_of,
+                             isend,
+                             irecv,
+                             test,
+                             subteam,
+                             native,
+                             nullptr /* peer_buffer */};
 
 }  // namespace
 
@@ -230,8 +235,12 @@ const hvd_p2p_api* p2p_api() { return &kP2pApi; }
 hvd_p2p_s::hvd_p2p_s(hvd::test::Fabric* f, uint64_t ch,
                      std::vector<int32_t> members, int32_t me,
                      hvd::test::Chaos c)
-    : fabric(f), channel(ch), world_rank(me), world_ranks(std::move(members)),
-      rng(c.seed), chaos(c.on) {
+    : fabric(f),
+      channel(ch),
+      world_rank(me),
+      world_ranks(std::move(members)),
+      rng(c.seed),
+      chaos(c.on) {
   team.struct_size = sizeof team;
   team.size = (int32_t)world_ranks.size();
   team.rank = -1;
@@ -302,8 +311,8 @@ int32_t TestHost::log_enabled(void*, hvd_log_level level) {
 
 void TestHost::log(void* ctx, hvd_log_level level, const char* message) {
   if (level >= HVD_LOG_WARNING) {
-    std::fprintf(stderr, "[%s] %s\n", static_cast<TestHost*>(ctx)->name_.c_str(),
-                 message);
+    std::fprintf(stderr, "[%s] %s\n",
+                 static_cast<TestHost*>(ctx)->name_.c_str(), message);
   }
 }
 
@@ -323,7 +332,8 @@ void* TestHost::mem_alloc(void* ctx, size_t bytes, size_t alignment) {
   }
   void* p = nullptr;
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
-  return posix_memalign(&p, alignment, bytes > 0 ? bytes : 1) == 0 ? p : nullptr;
+  return posix_memalign(&p, alignment, bytes > 0 ? bytes : 1) == 0 ? p
+                                                                   : nullptr;
 }
 
 void TestHost::mem_free(void*, void* p) { std::free(p); }
@@ -331,7 +341,8 @@ void TestHost::mem_free(void*, void* p) { std::free(p); }
 // ---- plugins ----------------------------------------------------------------
 
 ReducerPlugin::ReducerPlugin(const std::string& name)
-    : path_(std::string(HVD_PLUGIN_DIR) + "/libhorovod-reducer-" + name + ".so") {
+    : path_(std::string(HVD_PLUGIN_DIR) + "/libhorovod-reducer-" + name +
+            ".so") {
   library_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library_ == nullptr) {
     throw std::runtime_error("cannot load " + path_ + ": " + dlerror());
@@ -367,7 +378,8 @@ RankReducers::~RankReducers() {
   for (hvd_reducer* r : reducers_) plugin_.api().finalize(r);
 }
 
-// ---- running ------------------------------------------------------------------
+// ---- running
+// ------------------------------------------------------------------
 
 std::vector<int32_t> all_ranks(int32_t n) {
   std::vector<int32_t> v(n);
@@ -460,10 +472,14 @@ std::vector<RankOutcome> run_collective(
   {
     // A reducer that never finishes would hang the suite: say so and stop.
     std::unique_lock<std::mutex> lock(mutex);
-    if (!changed.wait_for(lock, std::chrono::seconds(120),
+    const char* limit = std::getenv("HVD_TEST_HANG_SECONDS");
+    const int seconds = limit != nullptr ? std::atoi(limit) : 120;
+    if (!changed.wait_for(lock, std::chrono::seconds(seconds),
                           [&] { return finished == n; })) {
-      std::fprintf(stderr, "reducer harness: %d of %d ranks still running "
-                   "after 120 s\n", n - finished, n);
+      std::fprintf(stderr,
+                   "reducer harness: %d of %d ranks still running "
+                   "after %d s\n",
+                   n - finished, n, seconds);
       std::abort();
     }
     may_free = true;

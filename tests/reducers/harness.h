@@ -35,6 +35,7 @@ class Fabric {
   ~Fabric();
   int32_t world_size() const { return (int32_t)wake_.size(); }
 
+  // Takes `t` (freed with the fabric; a reducer may abandon requests).
   hvd_status post(Transfer* t);
   // Declares `rank` failed: its peers' transfers with it fail.
   void fail_rank(int32_t rank);
@@ -53,6 +54,7 @@ class Fabric {
   void wake(int32_t rank);  // mutex held
 
   std::mutex mutex_;
+  std::vector<std::unique_ptr<Transfer>> transfers_;  // every one posted
   std::map<Key, std::deque<Transfer*>> sends_, recvs_;
   std::vector<bool> failed_;
   struct Wake {
@@ -107,7 +109,8 @@ class TestHost {
  private:
   static int32_t log_enabled(void*, hvd_log_level level);
   static void log(void*, hvd_log_level level, const char* message);
-  static hvd_status config_error(void* ctx, const char* key, const char* message);
+  static hvd_status config_error(void* ctx, const char* key,
+                                 const char* message);
   static void* mem_alloc(void* ctx, size_t bytes, size_t alignment);
   static void mem_free(void* ctx, void* p);
 

@@ -19,15 +19,18 @@ const hvd_dtype kMovementDtypes[] = {HVD_UINT8, HVD_FLOAT16, HVD_FLOAT32,
 std::vector<size_t> rank_counts(size_t count, int32_t n, bool varied) {
   std::vector<size_t> counts(n, count);
   if (varied) {
-    for (int32_t k = 0; k < n; ++k) counts[k] = (count * (k + 1) + k) % (count + 2);
+    for (int32_t k = 0; k < n; ++k)
+      counts[k] = (count * (k + 1) + k) % (count + 2);
   }
   return counts;
 }
 
 // Prefix sums, with `gap` unused elements after every block.
-std::vector<size_t> displacements(const std::vector<size_t>& counts, size_t gap) {
+std::vector<size_t> displacements(const std::vector<size_t>& counts,
+                                  size_t gap) {
   std::vector<size_t> d(counts.size(), 0);
-  for (size_t k = 1; k < counts.size(); ++k) d[k] = d[k - 1] + counts[k - 1] + gap;
+  for (size_t k = 1; k < counts.size(); ++k)
+    d[k] = d[k - 1] + counts[k - 1] + gap;
   return d;
 }
 
@@ -57,7 +60,8 @@ void check_allgather(const RankReducers& red, int32_t n, hvd_dtype dtype,
       red, all_ranks(n), n,
       [&](int32_t r) {
         hvd_coll_args a = base_args(HVD_COLL_ALLGATHER, dtype);
-        a.send = in_place ? recv[r].data() + displs[r] * esize : inputs[r].data();
+        a.send =
+            in_place ? recv[r].data() + displs[r] * esize : inputs[r].data();
         a.recv = recv[r].data();
         a.count = counts[r];
         a.counts = counts.data();
@@ -66,8 +70,8 @@ void check_allgather(const RankReducers& red, int32_t n, hvd_dtype dtype,
       },
       options);
   for (int32_t r = 0; r < n; ++r) {
-    ASSERT_EQ(outcomes[r].status, HVD_OK) << what << ", rank " << r << ": "
-                                          << outcomes[r].message;
+    ASSERT_EQ(outcomes[r].status, HVD_OK)
+        << what << ", rank " << r << ": " << outcomes[r].message;
     ASSERT_EQ(compare(expected, recv[r], esize), "") << what << ", rank " << r;
   }
 }
@@ -136,8 +140,8 @@ void check_broadcast(const RankReducers& red, int32_t n, hvd_dtype dtype,
       },
       options);
   for (int32_t r = 0; r < n; ++r) {
-    ASSERT_EQ(outcomes[r].status, HVD_OK) << what << ", rank " << r << ": "
-                                          << outcomes[r].message;
+    ASSERT_EQ(outcomes[r].status, HVD_OK)
+        << what << ", rank " << r << ": " << outcomes[r].message;
     ASSERT_EQ(compare(data, recv[r], esize), "") << what << ", rank " << r;
   }
 }
@@ -184,7 +188,8 @@ void check_alltoall(const RankReducers& red, int32_t n, hvd_dtype dtype,
   // sent[r][p]: elements rank r sends to rank p.
   std::vector<std::vector<size_t>> sent(n, std::vector<size_t>(n));
   for (int32_t r = 0; r < n; ++r) {
-    for (int32_t p = 0; p < n; ++p) sent[r][p] = (base * (r + 2 * p + 1)) % (base + 3);
+    for (int32_t p = 0; p < n; ++p)
+      sent[r][p] = (base * (r + 2 * p + 1)) % (base + 3);
   }
   std::vector<std::vector<size_t>> send_counts(n), send_displs(n), counts(n),
       displs(n);
@@ -227,8 +232,8 @@ void check_alltoall(const RankReducers& red, int32_t n, hvd_dtype dtype,
       },
       options);
   for (int32_t r = 0; r < n; ++r) {
-    ASSERT_EQ(outcomes[r].status, HVD_OK) << what << ", rank " << r << ": "
-                                          << outcomes[r].message;
+    ASSERT_EQ(outcomes[r].status, HVD_OK)
+        << what << ", rank " << r << ": " << outcomes[r].message;
     const Bytes got(recv[r].begin(), recv[r].begin() + expected[r].size());
     ASSERT_EQ(compare(expected[r], got, esize), "") << what << ", rank " << r;
   }
@@ -295,8 +300,8 @@ TEST_P(MovementTest, TeamRanksAreNotWorldRanks) {
     recv[r] = Bytes(count * 4, 0);
   }
   const Bytes expected = reduce_reference(HVD_INT32, HVD_OP_SUM, inputs);
-  const auto outcomes = run_collective(
-      reducers(GetParam(), n), members, 6, [&](int32_t r) {
+  const auto outcomes =
+      run_collective(reducers(GetParam(), n), members, 6, [&](int32_t r) {
         hvd_coll_args a = base_args(HVD_COLL_ALLREDUCE, HVD_INT32);
         a.send = inputs[r].data();
         a.recv = recv[r].data();

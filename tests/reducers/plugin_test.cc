@@ -37,12 +37,14 @@ hvd_status init_with(const std::string& plugin_name,
 
 TEST(RingOptions, AcceptsSizesAndRejectsBadValues) {
   std::vector<std::string> errors;
-  EXPECT_EQ(init_with("ring", {{"chunk_bytes", "64KiB"}, {"pipeline_depth", "int:8"}},
-                      &errors),
-            HVD_OK);
+  EXPECT_EQ(
+      init_with("ring", {{"chunk_bytes", "64KiB"}, {"pipeline_depth", "int:8"}},
+                &errors),
+      HVD_OK);
   EXPECT_EQ(init_with("ring", {{"chunk_bytes", "int:4096"}}, &errors), HVD_OK);
   for (const char* bad : {"0", "abc", "2GiB", "1.5", "-3"}) {
-    EXPECT_EQ(init_with("ring", {{"chunk_bytes", bad}}, &errors), HVD_ERR_CONFIG)
+    EXPECT_EQ(init_with("ring", {{"chunk_bytes", bad}}, &errors),
+              HVD_ERR_CONFIG)
         << bad;
     ASSERT_EQ(errors.size(), 1u) << bad;
     EXPECT_EQ(errors[0].rfind("chunk_bytes: ", 0), 0u) << errors[0];
@@ -51,7 +53,8 @@ TEST(RingOptions, AcceptsSizesAndRejectsBadValues) {
             HVD_ERR_CONFIG);
   EXPECT_EQ(init_with("ring", {{"pipeline_depth", "four"}}, &errors),
             HVD_ERR_CONFIG);
-  EXPECT_EQ(init_with("ring", {{"chunk_byte", "1MiB"}}, &errors), HVD_ERR_CONFIG);
+  EXPECT_EQ(init_with("ring", {{"chunk_byte", "1MiB"}}, &errors),
+            HVD_ERR_CONFIG);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("did you mean 'chunk_bytes'"), std::string::npos)
       << errors[0];
@@ -61,8 +64,10 @@ TEST(RingOptions, AcceptsSizesAndRejectsBadValues) {
 TEST(TreeOptions, AcceptsSizesAndRejectsBadValues) {
   std::vector<std::string> errors;
   EXPECT_EQ(init_with("tree", {{"segment_bytes", "1 MiB"}}, &errors), HVD_OK);
-  EXPECT_EQ(init_with("tree", {{"segment_bytes", "1x"}}, &errors), HVD_ERR_CONFIG);
-  EXPECT_EQ(init_with("tree", {{"chunk_bytes", "1MiB"}}, &errors), HVD_ERR_CONFIG);
+  EXPECT_EQ(init_with("tree", {{"segment_bytes", "1x"}}, &errors),
+            HVD_ERR_CONFIG);
+  EXPECT_EQ(init_with("tree", {{"chunk_bytes", "1MiB"}}, &errors),
+            HVD_ERR_CONFIG);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("unknown key"), std::string::npos) << errors[0];
 }
@@ -87,7 +92,8 @@ std::vector<hvd_score_range> scores(const std::string& name,
 int32_t score_at(const std::vector<hvd_score_range>& ranges, uint64_t bytes) {
   int32_t best = 0;
   for (const auto& r : ranges) {
-    if (bytes >= r.min_bytes && bytes < r.max_bytes) best = std::max(best, r.score);
+    if (bytes >= r.min_bytes && bytes < r.max_bytes)
+      best = std::max(best, r.score);
   }
   return best;
 }
@@ -104,7 +110,8 @@ TEST(Scores, TreeWinsSmallMessagesRingWinsLargeOnes) {
   }
   EXPECT_GT(score_at(scores("tree", HVD_COLL_BARRIER, HVD_MEM_HOST), 0),
             score_at(scores("ring", HVD_COLL_BARRIER, HVD_MEM_HOST), 0));
-  EXPECT_GT(score_at(scores("ring", HVD_COLL_REDUCESCATTER, HVD_MEM_HOST), 1), 0);
+  EXPECT_GT(score_at(scores("ring", HVD_COLL_REDUCESCATTER, HVD_MEM_HOST), 1),
+            0);
   EXPECT_GT(score_at(scores("ring", HVD_COLL_ALLTOALL, HVD_MEM_HOST), 1), 0);
   EXPECT_TRUE(scores("tree", HVD_COLL_REDUCESCATTER, HVD_MEM_HOST).empty());
   EXPECT_TRUE(scores("tree", HVD_COLL_ALLTOALL, HVD_MEM_HOST).empty());
@@ -191,9 +198,8 @@ TEST(Harness, SubteamsTalkOnTheirOwnChannel) {
   Fabric fabric(3);
   std::vector<std::unique_ptr<hvd_p2p_s>> ranks;
   for (int32_t r = 0; r < 3; ++r) {
-    ranks.push_back(std::make_unique<hvd_p2p_s>(&fabric, 1,
-                                                std::vector<int32_t>{0, 1, 2},
-                                                r, Chaos{}));
+    ranks.push_back(std::make_unique<hvd_p2p_s>(
+        &fabric, 1, std::vector<int32_t>{0, 1, 2}, r, Chaos{}));
   }
   const hvd_p2p_api* api = p2p_api();
   const int32_t members[] = {2, 0};  // world 2 is sub-rank 0

@@ -3,6 +3,7 @@
 // and out of place, prescale/postscale, against an exact reference; and
 // bit-identical results on every rank for values that round.
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "device/device.h"
@@ -85,7 +86,8 @@ void check_allreduce(const RankReducers& red, int32_t n, const ReduceCase& c,
 std::vector<size_t> split(size_t total, int32_t n, bool uneven) {
   std::vector<size_t> counts(n, 0);
   if (!uneven) {
-    for (int32_t k = 0; k < n; ++k) counts[k] = total / n + ((size_t)k < total % n);
+    for (int32_t k = 0; k < n; ++k)
+      counts[k] = total / n + ((size_t)k < total % n);
     return counts;
   }
   size_t left = total;
@@ -137,9 +139,9 @@ void check_reducescatter(const RankReducers& red, int32_t n,
         << what << ", rank " << r << ": " << outcomes[r].message;
     const Bytes expected(all.begin() + displs[r] * esize,
                          all.begin() + (displs[r] + counts[r]) * esize);
-    const Bytes got = c.in_place ? Bytes(work[r].begin(),
-                                         work[r].begin() + counts[r] * esize)
-                                 : recv[r];
+    const Bytes got =
+        c.in_place ? Bytes(work[r].begin(), work[r].begin() + counts[r] * esize)
+                   : recv[r];
     ASSERT_EQ(compare(expected, got, esize), "")
         << what << (uneven ? " uneven" : "") << ", rank " << r;
   }
@@ -174,8 +176,10 @@ TEST_P(ReduceTest, AllreduceEveryDtypeOpCountAndRankCount) {
 TEST_P(ReduceTest, AllreduceLargeCounts) {
   REQUIRE_OFFERED(HVD_COLL_ALLREDUCE);
   const std::pair<hvd_dtype, hvd_reduce_op> kinds[] = {
-      {HVD_FLOAT32, HVD_OP_SUM}, {HVD_FLOAT16, HVD_OP_SUM},
-      {HVD_INT64, HVD_OP_MAX}, {HVD_BFLOAT16, HVD_OP_PRODUCT}};
+      {HVD_FLOAT32, HVD_OP_SUM},
+      {HVD_FLOAT16, HVD_OP_SUM},
+      {HVD_INT64, HVD_OP_MAX},
+      {HVD_BFLOAT16, HVD_OP_PRODUCT}};
   int i = 0;
   for (int32_t n : {1, 2, 3, 5, 8}) {
     for (const auto& [dtype, op] : kinds) {
@@ -210,9 +214,9 @@ TEST_P(ReduceTest, AllreduceInSmallPipelinedPieces) {
           c.in_place = in_place;
           c.chaos = true;
           c.seed = count + n;
-          check_allreduce(reducers(GetParam(), n, config), n, c,
-                          describe(GetParam(), "allreduce", n, c) +
-                              " in small pieces");
+          check_allreduce(
+              reducers(GetParam(), n, config), n, c,
+              describe(GetParam(), "allreduce", n, c) + " in small pieces");
           if (HasFatalFailure()) return;
         }
       }
@@ -223,7 +227,8 @@ TEST_P(ReduceTest, AllreduceInSmallPipelinedPieces) {
 TEST_P(ReduceTest, AllreducePrescalePostscaleAndAverage) {
   REQUIRE_OFFERED(HVD_COLL_ALLREDUCE);
   for (int32_t n : {1, 3, 4, 7}) {
-    for (hvd_dtype dtype : {HVD_FLOAT32, HVD_FLOAT64, HVD_FLOAT16, HVD_BFLOAT16}) {
+    for (hvd_dtype dtype :
+         {HVD_FLOAT32, HVD_FLOAT64, HVD_FLOAT16, HVD_BFLOAT16}) {
       for (bool in_place : {false, true}) {
         for (bool average : {false, true}) {
           ReduceCase c;
@@ -275,15 +280,52 @@ TEST_P(ReduceTest, AllreduceResultsAreBitwiseIdenticalOnEveryRank) {
                                  dtype_name(dtype) + " on " +
                                  std::to_string(n) + " ranks";
         for (int32_t r = 0; r < n; ++r) {
-          ASSERT_EQ(outcomes[r].status, HVD_OK) << what << ": " << outcomes[r].message;
+          ASSERT_EQ(outcomes[r].status, HVD_OK)
+              << what << ": " << outcomes[r].message;
           ASSERT_EQ(compare(recv[0], recv[r], esize), "")
               << what << ": rank " << r << " differs from rank 0";
         }
         const std::vector<double> got = as_doubles(dtype, recv[0]);
         const double tolerance = dtype == HVD_FLOAT32 ? 1e-5 : 0.05;
         for (size_t i = 0; i < count; ++i) {
-          ASSERT_NEAR(got[i], exact[i], tolerance * n) << what << ", element " << i;
+          ASSERT_NEAR(got[i], exact[i], tolerance * n)
+              << what << ", element " << i;
         }
+      }
+    }
+  }
+}
+
+// MIN and MAX of +0 and -0 (equal, yet different bits) keep whichever
+// operand comes first: ranks agree only if they all combine operands in
+// the same order.
+TEST_P(ReduceTest, AllreduceCombinesOperandsInTheSameOrderEverywhere) {
+  REQUIRE_OFFERED(HVD_COLL_ALLREDUCE);
+  const size_t count = 4096;
+  for (int32_t n = 2; n <= 8; ++n) {
+    for (hvd_reduce_op op : {HVD_OP_MIN, HVD_OP_MAX}) {
+      std::vector<std::vector<float>> inputs(n), recv(n);
+      for (int32_t r = 0; r < n; ++r) {
+        const Bytes bits = random_input(HVD_UINT8, r, count, 99);
+        for (size_t i = 0; i < count; ++i) {
+          inputs[r].push_back(bits[i] & 1 ? -0.0f : 0.0f);
+        }
+        recv[r].assign(count, 1.0f);
+      }
+      const auto outcomes = run_collective(
+          reducers(GetParam(), n), all_ranks(n), n, [&](int32_t r) {
+            hvd_coll_args a = base_args(HVD_COLL_ALLREDUCE, HVD_FLOAT32);
+            a.op = op;
+            a.send = inputs[r].data();
+            a.recv = recv[r].data();
+            a.count = count;
+            return a;
+          });
+      for (int32_t r = 0; r < n; ++r) {
+        ASSERT_EQ(outcomes[r].status, HVD_OK) << outcomes[r].message;
+        ASSERT_EQ(std::memcmp(recv[r].data(), recv[0].data(), count * 4), 0)
+            << GetParam() << " " << op_name(op) << " on " << n
+            << " ranks: rank " << r << " differs from rank 0";
       }
     }
   }

@@ -23,8 +23,9 @@ hvd_coll_args base_args(hvd_collective coll, hvd_dtype dtype);
 std::string compare(const Bytes& expected, const Bytes& actual, size_t esize);
 
 // Reducers for 1..8 ranks, made on first use, per configuration.
-const RankReducers& reducers(const std::string& plugin_name, int32_t ranks,
-                             const std::map<std::string, std::string>& config = {});
+const RankReducers& reducers(
+    const std::string& plugin_name, int32_t ranks,
+    const std::map<std::string, std::string>& config = {});
 
 class PluginTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -32,9 +33,9 @@ class PluginTest : public ::testing::TestWithParam<std::string> {
 };
 
 // Skips the rest of the test when the plugin does not offer `coll`.
-#define REQUIRE_OFFERED(coll)                                   \
-  if (!offered(p(), coll)) {                                    \
-    GTEST_SKIP() << GetParam() << " does not offer " << #coll;  \
+#define REQUIRE_OFFERED(coll)                                  \
+  if (!offered(p(), coll)) {                                   \
+    GTEST_SKIP() << GetParam() << " does not offer " << #coll; \
   }
 
 }  // namespace hvd::test

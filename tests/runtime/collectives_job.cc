@@ -493,7 +493,7 @@ void barrier_and_join() {
   join.name = nullptr;
   hvd_handle* jh = nullptr;
   if (R == N - 1) {
-    expect(hvd_enqueue(&join, &jh) == HVD_OK, std::string("join: ") + hvd_last_error());
+    expect_ok(hvd_enqueue(&join, &jh), "join");
   } else {
     std::string name = tag + ".after.join";
     if (run_op(make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1)) == HVD_OK) {
@@ -501,7 +501,7 @@ void barrier_and_join() {
       expect(b.get(0) == want && b.get(15) == want,
              name + ": " + std::to_string(b.get(0)) + ", expected " + std::to_string(want));
     }
-    expect(hvd_enqueue(&join, &jh) == HVD_OK, std::string("join: ") + hvd_last_error());
+    expect_ok(hvd_enqueue(&join, &jh), "join");
   }
   if (!jh) return;
   hvd_status s = hvd_wait(jh, 60000);
@@ -576,7 +576,7 @@ int main(int argc, char** argv) {
     hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
     bar.name = nullptr;
     run_op(bar);
-    expect(hvd_shutdown() == HVD_OK, std::string("hvd_shutdown: ") + hvd_last_error());
+    expect_ok(hvd_shutdown(), "hvd_shutdown");
     expect(!hvd_is_initialized(), "still initialised after shutdown");
     std::printf("rank %d: %s: %s\n", R, tag.c_str(), g_failures ? "FAILED" : "passed");
     std::fflush(stdout);

@@ -82,13 +82,12 @@ void mismatches() {
 
 void duplicate_name() {
   hvd_adapter* adapter = nullptr;
-  expect(hvd_register_adapter(&kHolder, nullptr, &adapter) == HVD_OK,
-         std::string("register: ") + hvd_last_error());
+  expect_ok(hvd_register_adapter(&kHolder, nullptr, &adapter), "register");
   Buffer a(HVD_FLOAT32, {4}), b(HVD_FLOAT32, {4});
   hvd_op first = make_op(HVD_COLL_ALLREDUCE, "dup", &a.desc, 1);
   first.adapter = adapter;
   hvd_handle* h = nullptr;
-  expect(hvd_enqueue(&first, &h) == HVD_OK, std::string("dup: ") + hvd_last_error());
+  expect_ok(hvd_enqueue(&first, &h), "dup");
   hvd_op second = make_op(HVD_COLL_ALLREDUCE, "dup", &b.desc, 1);
   hvd_handle* h2 = nullptr;
   hvd_status s = hvd_enqueue(&second, &h2);
@@ -104,8 +103,7 @@ void duplicate_name() {
   g_release = true;
   expect(hvd_wait(h, 60000) == HVD_OK, std::string("dup: ") + hvd_handle_message(h));
   hvd_release(h);
-  expect(hvd_unregister_adapter(adapter) == HVD_OK,
-         std::string("unregister: ") + hvd_last_error());
+  expect_ok(hvd_unregister_adapter(adapter), "unregister");
 }
 
 void still_works() {
@@ -130,7 +128,7 @@ void config_mismatch(const char* config) {
   std::printf("rank %d: differing configuration refused: %s\n", R, message.c_str());
   if (s == HVD_OK) hvd_shutdown();
   unsetenv("HOROVOD_FUSION_THRESHOLD");
-  expect(hvd_init(&options) == HVD_OK, std::string("init after: ") + hvd_last_error());
+  expect_ok(hvd_init(&options), "init after");
   still_works();
   hvd_shutdown();
 }

@@ -25,6 +25,13 @@ inline void expect(bool ok, const std::string& what) {
   }
 }
 
+// For a call's status: the message is read after the call returned.
+inline void expect_ok(hvd_status s, const std::string& what) {
+  if (s != HVD_OK) {
+    expect(false, what + ": " + hvd_status_string(s) + ": " + hvd_last_error());
+  }
+}
+
 inline const char* dtype_text(hvd_dtype d) {
   static const char* names[] = {"uint8",   "int8",     "uint16", "int16",
                                 "int32",   "int64",    "float16", "bfloat16",
@@ -196,18 +203,27 @@ struct Buffer {
   hvd_tensor desc{};
 };
 
-inline hvd_op make_op(hvd_collective c, const std::string& name,
+// `name` must outlive the op (a literal, or a string kept by the caller).
+inline hvd_op make_op(hvd_collective c, const char* name,
                       const hvd_tensor* inputs, int32_t count,
                       const hvd_tensor* outputs = nullptr) {
   hvd_op op{};
   op.struct_size = sizeof op;
   op.collective = c;
-  op.name = name.c_str();
+  op.name = name;
   op.tensor_count = count;
   op.inputs = inputs;
   op.outputs = outputs;
   return op;
 }
+inline hvd_op make_op(hvd_collective c, const std::string& name,
+                      const hvd_tensor* inputs, int32_t count,
+                      const hvd_tensor* outputs = nullptr) {
+  return make_op(c, name.c_str(), inputs, count, outputs);
+}
+// A temporary's name would dangle.
+hvd_op make_op(hvd_collective, std::string&&, const hvd_tensor*, int32_t,
+               const hvd_tensor* = nullptr) = delete;
 
 // Enqueues and waits; returns the status (and checks it when `must_succeed`).
 inline hvd_status run_op(const hvd_op& op, hvd_handle** out = nullptr) {

@@ -24,14 +24,16 @@ std::vector<Variant> variants() {
 #ifdef HVD_TEST_SHM_PLUGIN
   v.push_back({"shm", "shm", {}, 256ull << 20});
   // A 4 KiB ring: every message wraps and streams in many pieces.
-  v.push_back({"shm", "shm_small_ring",
+  v.push_back({"shm",
+               "shm_small_ring",
                {setting("ring_size", 4096), setting("max_requests", 64)},
                4ull << 20});
 #endif
 #ifdef HVD_TEST_TCP_PLUGIN
   v.push_back({"tcp", "tcp", {}, 256ull << 20});
   // Four streams, messages split from 64 KiB on.
-  v.push_back({"tcp", "tcp_four_streams",
+  v.push_back({"tcp",
+               "tcp_four_streams",
                {setting("streams", 4), setting("split_threshold", "64KiB"),
                 setting("max_requests", 64)},
                16ull << 20});
@@ -70,8 +72,7 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 
 INSTANTIATE_TEST_SUITE_P(
     Transports, Conformance,
-    ::testing::Combine(::testing::ValuesIn(variants()),
-                       ::testing::Values(2, 3),
+    ::testing::Combine(::testing::ValuesIn(variants()), ::testing::Values(2, 3),
                        ::testing::ValuesIn(hvd_conformance::case_names())),
     param_name);
 

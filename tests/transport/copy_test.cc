@@ -1,18 +1,18 @@
 // The shm transport's streaming copy, for every alignment of source and
 // destination and sizes around its thresholds.
+#include "shm/copy.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "shm/copy.h"
-
 namespace {
 
 TEST(StreamCopy, EveryAlignmentAndSize) {
-  const size_t sizes[] = {0,    1,    31,   32,   63,   64,   127,  128,
-                          129,  4095, 4096, 4097, 8191, 65536, 65539,
-                          (1u << 20) + 3};
+  const size_t sizes[] = {
+      0,   1,    31,   32,   63,   64,    127,   128,
+      129, 4095, 4096, 4097, 8191, 65536, 65539, (1u << 20) + 3};
   std::vector<uint8_t> src((1u << 20) + 256), dst((1u << 20) + 256);
   for (size_t i = 0; i < src.size(); ++i) {
     src[i] = static_cast<uint8_t>(i * 131 + 7);

@@ -1,9 +1,8 @@
 // What is particular to the shm transport: its configuration checks, that it
 // leaves nothing in /dev/shm, that it refuses a listener of another host.
 #include <glob.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -24,8 +23,8 @@ const hvd_transport_api& shm() { return transport_api("shm"); }
 
 // Names of this test's shared-memory objects.
 std::vector<std::string> leftovers() {
-  std::string pattern = "/dev/shm/hvd-" +
-                        std::string(std::getenv("HOROVOD_JOB_ID")) + "-*";
+  std::string pattern =
+      "/dev/shm/hvd-" + std::string(std::getenv("HOROVOD_JOB_ID")) + "-*";
   std::vector<std::string> out;
   glob_t g{};
   if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
@@ -97,27 +96,27 @@ TEST_F(ShmTest, LeavesNothingInDevShm) {
     {
       Session s(ctx);
       s.connect_all(ConnectOrder::kTogether);
-      world.barrier();
+      ctx.barrier();
       // Connected: both ends have the segment, so its name is gone.
       EXPECT_EQ(leftovers(), std::vector<std::string>{});
-      world.barrier();
+      ctx.barrier();
       if (world.rank() == 0) {
         void* ptr = nullptr;
         hvd_mr* mr = nullptr;
-        ASSERT_EQ(shm().mem_alloc(s.transport(), 1000, {HVD_MEM_HOST, 0},
-                                  &ptr, &mr),
-                  HVD_OK);
+        ASSERT_EQ(
+            shm().mem_alloc(s.transport(), 1000, {HVD_MEM_HOST, 0}, &ptr, &mr),
+            HVD_OK);
         // Memory a peer may import has a name until it is freed.
         EXPECT_EQ(leftovers().size(), 1u);
         ASSERT_EQ(shm().mem_free(s.transport(), ptr, mr), HVD_OK);
         EXPECT_EQ(leftovers(), std::vector<std::string>{});
         // Freed at finalize too.
-        ASSERT_EQ(shm().mem_alloc(s.transport(), 1000, {HVD_MEM_HOST, 0},
-                                  &ptr, &mr),
-                  HVD_OK);
+        ASSERT_EQ(
+            shm().mem_alloc(s.transport(), 1000, {HVD_MEM_HOST, 0}, &ptr, &mr),
+            HVD_OK);
       }
     }
-    world.barrier();
+    ctx.barrier();
     EXPECT_EQ(leftovers(), std::vector<std::string>{});
   });
 }
@@ -153,12 +152,12 @@ TEST_F(ShmTest, PendingRequestsFailWhenThePeerClosesTheConnection) {
     if (world.rank() == 0) {
       uint8_t buf[16];
       hvd_conformance::Op* r = s.recv(peer, buf, sizeof(buf), 1);
-      world.barrier();
+      ctx.barrier();
       s.wait(r);
       EXPECT_EQ(r->result.status, HVD_ERR_PEER_FAILED);
       EXPECT_EQ(r->result.peer, peer);
     } else {
-      world.barrier();
+      ctx.barrier();
       s.close();
     }
   });

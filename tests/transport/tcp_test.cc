@@ -1,7 +1,6 @@
 // What is particular to the tcp transport: its configuration checks, the
 // interfaces it listens on, and a listener that has gone.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstring>
@@ -123,12 +122,12 @@ TEST(TcpTest, PendingRequestsFailWhenThePeerClosesTheConnection) {
     if (world.rank() == 0) {
       uint8_t buf[16];
       hvd_conformance::Op* r = s.recv(peer, buf, sizeof(buf), 1);
-      world.barrier();
+      ctx.barrier();
       s.wait(r);
       EXPECT_EQ(r->result.status, HVD_ERR_PEER_FAILED);
       EXPECT_EQ(r->result.peer, peer);
     } else {
-      world.barrier();
+      ctx.barrier();
       s.close();
     }
   });

@@ -66,17 +66,10 @@ struct ThreadJob::Rank : World {
     return store->values[{rank, key}];
   }
 
-  std::vector<Bytes> allgather(const Bytes& mine) override {
-    std::string key = "collective." + std::to_string(collectives++);
-    put(key, mine);
-    std::vector<Bytes> all;
-    for (int r = 0; r < size_; ++r) {
-      all.push_back(get(r, key, std::chrono::minutes(5)));
-    }
-    return all;
+  std::vector<Bytes> exchange(const Bytes& mine) {
+    return allgather("collective." + std::to_string(collectives++), mine,
+                     std::chrono::minutes(5));
   }
-
-  void barrier() override { allgather({}); }
 
   [[noreturn]] void die(const std::function<void()>& release) override {
     release();
@@ -107,8 +100,8 @@ struct ThreadJob::Rank : World {
     return HVD_ERR_CONFIG;
   }
 
-  static hvd_status bootstrap_put(void* ctx, const char* key,
-                                  const void* value, size_t len) {
+  static hvd_status bootstrap_put(void* ctx, const char* key, const void* value,
+                                  size_t len) {
     auto* p = static_cast<const uint8_t*>(value);
     self(ctx)->put(std::string("plugin.") + key, Bytes(p, p + len));
     return HVD_OK;
@@ -131,17 +124,17 @@ struct ThreadJob::Rank : World {
     return HVD_OK;
   }
 
-  static hvd_status bootstrap_allgather(void* ctx, const void* mine,
-                                        size_t len, void* all) {
+  static hvd_status bootstrap_allgather(void* ctx, const void* mine, size_t len,
+                                        void* all) {
     auto* p = static_cast<const uint8_t*>(mine);
-    std::vector<Bytes> got = self(ctx)->allgather(Bytes(p, p + len));
+    std::vector<Bytes> got = self(ctx)->exchange(Bytes(p, p + len));
     auto* out = static_cast<uint8_t*>(all);
     for (const Bytes& b : got) out = std::copy(b.begin(), b.end(), out);
     return HVD_OK;
   }
 
   static hvd_status bootstrap_barrier(void* ctx) {
-    self(ctx)->barrier();
+    self(ctx)->exchange({});
     return HVD_OK;
   }
 

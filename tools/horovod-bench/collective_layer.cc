@@ -29,13 +29,15 @@ std::vector<uint8_t> encode(const std::vector<double>& values) {
 
 std::vector<double> decode(const std::vector<uint8_t>& bytes) {
   std::vector<double> values(bytes.size() / sizeof(double));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(double));
+  if (!values.empty())
+    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(double));
   return values;
 }
 
 void check_digests(const hvd::Config& config, hvd::Bootstrap& bootstrap) {
   std::string digest = config.digest();
-  auto all = bootstrap.allgather(std::vector<uint8_t>(digest.begin(), digest.end()));
+  auto all =
+      bootstrap.allgather(std::vector<uint8_t>(digest.begin(), digest.end()));
   for (size_t r = 1; r < all.size(); ++r) {
     if (all[r] != all[0]) {
       throw Error(HVD_ERR_CONFIG,
@@ -66,29 +68,34 @@ CollectiveLayer::CollectiveLayer(const std::string& config_path,
   check_digests(config_, *bootstrap_);
 
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) throw Error(HVD_ERR_SYSTEM, std::string("eventfd: ") + std::strerror(errno));
+  if (wake_fd_ < 0)
+    throw Error(HVD_ERR_SYSTEM,
+                std::string("eventfd: ") + std::strerror(errno));
   control_ = std::make_unique<hvd::ControlPlane>(*bootstrap_, config_);
   control_->on_failure([this](const hvd::PeerFailure& f) { on_failure(f); });
 
-  loader_ = std::make_unique<hvd::PluginLoader>(hvd::PluginLoader::default_search_path(
-      config_.get_strings("plugins.search_path")));
-  reducers_ = std::make_unique<hvd::runtime::ReducerSet>(*loader_, config_, *bootstrap_);
+  loader_ = std::make_unique<hvd::PluginLoader>(
+      hvd::PluginLoader::default_search_path(
+          config_.get_strings("plugins.search_path")));
+  reducers_ = std::make_unique<hvd::runtime::ReducerSet>(*loader_, config_,
+                                                         *bootstrap_);
 
   {
     std::lock_guard<std::mutex> lock(failure_mutex_);
     engine_ = std::make_unique<hvd::p2p::Engine>(me, n, kEpoch);
   }
   engine_->set_spin_time(config_.get_duration("runtime.spin_time"));
-  engine_->set_failure_reporter([this](int32_t peer, const std::string& reason) {
-    control_->report_failure(peer, reason);
-  });
+  engine_->set_failure_reporter(
+      [this](int32_t peer, const std::string& reason) {
+        control_->report_failure(peer, reason);
+      });
   hvd::p2p::build_mesh(*engine_, *loader_, config_, *bootstrap_,
                        config_.get_duration("runtime.start_timeout"));
 
   std::vector<int32_t> everyone(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) everyone[static_cast<size_t>(r)] = r;
-  team_ = std::make_unique<hvd::p2p::Team>(everyone, me, bootstrap_->layout().host_of,
-                                           kEpoch, 0);
+  team_ = std::make_unique<hvd::p2p::Team>(
+      everyone, me, bootstrap_->layout().host_of, kEpoch, 0);
 }
 
 CollectiveLayer::~CollectiveLayer() {
@@ -109,8 +116,8 @@ std::string CollectiveLayer::describe() const {
 
 std::string CollectiveLayer::what() const {
   return std::string(collective_name(shape_.collective)) + " of " +
-         std::to_string(shape_.bytes()) + " bytes (" + std::to_string(shape_.count) +
-         " " + dtype_label(shape_.dtype) + ")";
+         std::to_string(shape_.bytes()) + " bytes (" +
+         std::to_string(shape_.count) + " " + dtype_label(shape_.dtype) + ")";
 }
 
 void CollectiveLayer::prepare(const Shape& shape, Workload& workload) {
@@ -153,40 +160,43 @@ void CollectiveLayer::prepare(const Shape& shape, Workload& workload) {
     default:
       break;
   }
-  candidates_ = reducers_->candidates(shape.collective, team_->view(), HVD_MEM_HOST,
-                                      shape.bytes());
+  candidates_ = reducers_->candidates(shape.collective, team_->view(),
+                                      HVD_MEM_HOST, shape.bytes());
   if (candidates_.empty()) {
-    throw Error(HVD_ERR_UNSUPPORTED, "no reducer offers " + what() + " on " +
-                                         std::to_string(n) + " rank(s) (loaded: " +
-                                         reducers_->names() + ")");
+    throw Error(HVD_ERR_UNSUPPORTED,
+                "no reducer offers " + what() + " on " + std::to_string(n) +
+                    " rank(s) (loaded: " + reducers_->names() + ")");
   }
 }
 
 void CollectiveLayer::run_once() {
-  throw_if_failed();
+  throw_if_failed(what());
   engine_->reset_context(&context_, team_.get(), 0, sequence_++);
   std::string unsupported;
   for (size_t index : candidates_) {
     const hvd::runtime::Reducer& reducer = reducers_->at(index);
     hvd_task* task = nullptr;
-    hvd_status s = reducer.api().post(reducer.instance(), &args_,
-                                      hvd::p2p::Engine::api(), &context_, &task);
+    hvd_status s = reducer.api().post(
+        reducer.instance(), &args_, hvd::p2p::Engine::api(), &context_, &task);
     if (s == HVD_ERR_UNSUPPORTED) {
       unsupported += "; " + reducer.error("unsupported");
       continue;
     }
-    if (s != HVD_OK) throw Error(s, what() + ": " + reducer.error("post failed"));
+    if (s != HVD_OK)
+      throw Error(s, what() + ": " + reducer.error("post failed"));
     drive(task, reducer);
     last_ = &reducer;
     return;
   }
   throw Error(HVD_ERR_UNSUPPORTED, "no reducer runs " + what() + " on " +
-                                       std::to_string(size()) + " rank(s)" + unsupported);
+                                       std::to_string(size()) + " rank(s)" +
+                                       unsupported);
 }
 
-void CollectiveLayer::drive(hvd_task* task, const hvd::runtime::Reducer& reducer) {
+void CollectiveLayer::drive(hvd_task* task,
+                            const hvd::runtime::Reducer& reducer) {
   const auto& api = reducer.api();
-  const auto deadline = std::chrono::steady_clock::now() + op_timeout_;
+  auto deadline = std::chrono::steady_clock::now() + op_timeout_;
   bool aborted = false;
   std::string abort_reason;
   for (;;) {
@@ -197,22 +207,33 @@ void CollectiveLayer::drive(hvd_task* task, const hvd::runtime::Reducer& reducer
     if (s == HVD_OK) break;
     if (s != HVD_AGAIN) {
       api.task_free(task);
-      throw_if_failed();
+      throw_if_failed(what());
       if (aborted) throw Error(HVD_ERR_TIMEOUT, abort_reason);
-      std::string message = what() + ": " + reducer.error(std::string("failed (") +
-                                                          hvd::status_name(s) + ")");
+      std::string message =
+          what() + ": " +
+          reducer.error(std::string("failed (") + hvd::status_name(s) + ")");
       const std::string& detail = engine_->last_error();
       if (!detail.empty()) message += " [" + detail + "]";
-      if (c.peer >= 0) message += " (rank " + std::to_string(c.peer) + " at fault)";
+      if (c.peer >= 0)
+        message += " (rank " + std::to_string(c.peer) + " at fault)";
       throw Error(s, message, c.peer);
     }
-    if (!aborted && (failed_ || std::chrono::steady_clock::now() > deadline)) {
+    const auto now = std::chrono::steady_clock::now();
+    if (aborted && now > deadline) {
+      // The reducer ignores its abort: leave the task (the bench ends).
+      throw_if_failed(what());
+      throw Error(HVD_ERR_TIMEOUT, abort_reason);
+    }
+    if (!aborted && (failed_ || now > deadline)) {
       // The next progress() fails; the failure is reported from there.
       aborted = true;
+      deadline = now + std::chrono::seconds(5);
       abort_reason = what() + " did not finish within " +
-                     std::to_string(op_timeout_.count() / 1000) + " s (--timeout) on rank " +
-                     std::to_string(rank()) + ", with " + reducer.describe();
-      api.abort_task(task, failed_ ? HVD_ERR_PEER_FAILED : HVD_ERR_TIMEOUT, failure_rank_);
+                     std::to_string(op_timeout_.count() / 1000) +
+                     " s (--timeout) on rank " + std::to_string(rank()) +
+                     ", with " + reducer.describe();
+      api.abort_task(task, failed_ ? HVD_ERR_PEER_FAILED : HVD_ERR_TIMEOUT,
+                     failure_rank_);
       continue;
     }
     engine_->progress();
@@ -221,16 +242,19 @@ void CollectiveLayer::drive(hvd_task* task, const hvd::runtime::Reducer& reducer
   api.task_free(task);
 }
 
-std::string CollectiveLayer::algorithm() const { return last_ ? last_->name() : "-"; }
+std::string CollectiveLayer::algorithm() const {
+  return last_ ? last_->name() : "-";
+}
 
 void CollectiveLayer::barrier() {
-  throw_if_failed();
+  throw_if_failed("barrier");
   control_->gather({});
   control_->broadcast({});
 }
 
-std::vector<double> CollectiveLayer::max_over_ranks(const std::vector<double>& mine) {
-  throw_if_failed();
+std::vector<double> CollectiveLayer::max_over_ranks(
+    const std::vector<double>& mine) {
+  throw_if_failed("exchange of results");
   std::vector<std::vector<uint8_t>> all = control_->gather(encode(mine));
   std::vector<double> result = mine;
   for (const auto& bytes : all) {
@@ -238,7 +262,8 @@ std::vector<double> CollectiveLayer::max_over_ranks(const std::vector<double>& m
     if (theirs.size() != result.size()) {
       throw Error(HVD_ERR_INTERNAL, "ranks sent results of different lengths");
     }
-    for (size_t i = 0; i < result.size(); ++i) result[i] = std::max(result[i], theirs[i]);
+    for (size_t i = 0; i < result.size(); ++i)
+      result[i] = std::max(result[i], theirs[i]);
   }
   return decode(control_->broadcast(encode(result)));
 }
@@ -255,14 +280,16 @@ void CollectiveLayer::on_failure(const hvd::PeerFailure& failure) {
   (void)ignored;
 }
 
-void CollectiveLayer::throw_if_failed() {
+void CollectiveLayer::throw_if_failed(const std::string& context) {
   if (!failed_) return;
   std::lock_guard<std::mutex> lock(failure_mutex_);
   std::string message = failure_message_;
-  if (failure_rank_ >= 0 && message.find("rank " + std::to_string(failure_rank_)) == std::string::npos) {
+  if (failure_rank_ >= 0 &&
+      message.find("rank " + std::to_string(failure_rank_)) ==
+          std::string::npos) {
     message = "rank " + std::to_string(failure_rank_) + " failed: " + message;
   }
-  throw Error(HVD_ERR_PEER_FAILED, message, failure_rank_);
+  throw Error(HVD_ERR_PEER_FAILED, context + ": " + message, failure_rank_);
 }
 
 }  // namespace hvd_bench

@@ -51,7 +51,9 @@ class CollectiveLayer : public Layer {
 
  private:
   void on_failure(const hvd::PeerFailure& failure);
-  void throw_if_failed();
+  // Throws the failure the control plane reported, if any, prefixed with
+  // `context`.
+  void throw_if_failed(const std::string& context);
   void drive(hvd_task* task, const hvd::runtime::Reducer& reducer);
   std::string what() const;  // "allreduce of N bytes (C float32)"
 
@@ -80,7 +82,7 @@ class CollectiveLayer : public Layer {
   std::mutex failure_mutex_;
   std::atomic<bool> failed_{false};
   std::string failure_message_;
-  int failure_rank_ = -1;
+  std::atomic<int> failure_rank_{-1};
 };
 
 }  // namespace hvd_bench

@@ -32,8 +32,8 @@ std::string write_temporary(const std::string& text) {
       std::string(dir && *dir ? dir : "/tmp") + "/horovod-bench-XXXXXX.toml";
   int fd = mkstemps(pattern.data(), 5);
   if (fd < 0) {
-    throw hvd::Error(HVD_ERR_SYSTEM, "cannot create " + pattern + ": " +
-                                         std::strerror(errno));
+    throw hvd::Error(HVD_ERR_SYSTEM,
+                     "cannot create " + pattern + ": " + std::strerror(errno));
   }
   size_t done = 0;
   while (done < text.size()) {
@@ -75,17 +75,22 @@ EffectiveConfig::EffectiveConfig(const Options& options) {
       root = toml::parse_file(file);
     } catch (const toml::parse_error& e) {
       // Config::load read it a moment ago; it changed under us.
-      throw hvd::Error(HVD_ERR_CONFIG, file + ": " + std::string(e.description()));
+      throw hvd::Error(HVD_ERR_CONFIG,
+                       file + ": " + std::string(e.description()));
     }
   }
   std::string flags;
   if (!options.transport_intra.empty()) {
-    subtable(root, "transport").insert_or_assign("intra", options.transport_intra);
+    subtable(root, "transport")
+        .insert_or_assign("intra", options.transport_intra);
     flags += " --transport-intra " + options.transport_intra;
   }
   if (!options.transport_inter.empty()) {
-    subtable(root, "transport").insert_or_assign("inter", options.transport_inter);
+    subtable(root, "transport")
+        .insert_or_assign("inter", options.transport_inter);
     flags += " --transport-inter " + options.transport_inter;
+    // The variable would override the file; the flag is meant to win.
+    unsetenv("HOROVOD_CPU_OPERATIONS");
   }
   if (!options.reducer.empty()) {
     toml::array load_list;

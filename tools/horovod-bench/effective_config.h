@@ -4,7 +4,8 @@
 // the file is checked as it is (so its errors name it), then a copy with the
 // flags applied is written to a private temporary file, removed again when
 // this object goes. Every rank writes the same text, so the ranks' digests
-// agree.
+// agree. --transport-inter also clears HOROVOD_CPU_OPERATIONS, which
+// would override the file.
 #pragma once
 
 #include <string>

@@ -29,7 +29,8 @@ class Layer {
 
   virtual void barrier() = 0;
   // The element-wise maximum over the ranks, on every rank.
-  virtual std::vector<double> max_over_ranks(const std::vector<double>& mine) = 0;
+  virtual std::vector<double> max_over_ranks(
+      const std::vector<double>& mine) = 0;
 };
 
 }  // namespace hvd_bench

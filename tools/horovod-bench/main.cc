@@ -3,6 +3,7 @@
 // to Open MPI's. See options.cc for the command line.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -24,7 +25,8 @@ namespace {
 // This process's rank as the launcher gave it, for messages before the
 // bootstrap has run; -1 when unknown.
 int rank_hint() {
-  for (const char* name : {"HOROVOD_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"}) {
+  for (const char* name :
+       {"HOROVOD_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"}) {
     const char* value = std::getenv(name);
     if (value && *value) return std::atoi(value);
   }
@@ -51,9 +53,11 @@ std::string size_text(uint64_t bytes) {
   return std::to_string(bytes) + " " + units[unit];
 }
 
-void bench(const Options& o, const EffectiveConfig& config, Layer& ours, Layer* peer) {
-  const std::vector<Shape> shapes = shapes_between(o.collective, o.dtype, ours.size(),
-                                                   o.min_bytes, o.max_bytes, o.step_factor);
+void bench(const Options& o, const EffectiveConfig& config, Layer& ours,
+           Layer* peer) {
+  const std::vector<Shape> shapes =
+      shapes_between(o.collective, o.dtype, ours.size(), o.min_bytes,
+                     o.max_bytes, o.step_factor);
   size_t send_bytes = 0, recv_bytes = 0;
   for (const Shape& s : shapes) {
     send_bytes = std::max(send_bytes, s.send_count * s.element_bytes);
@@ -64,16 +68,19 @@ void bench(const Options& o, const EffectiveConfig& config, Layer& ours, Layer* 
   Report report(o, ours.rank() == 0);
   std::vector<std::string> lines = {
       std::string("horovod-bench: ") + collective_name(o.collective) + ", " +
-          dtype_label(o.dtype) + ", " + std::to_string(ours.size()) + " rank(s), " +
-          size_text(o.min_bytes) + " to " + size_text(o.max_bytes) + " (x" +
-          std::to_string(o.step_factor) + "), iters " + std::to_string(o.iters) +
-          ", warmup " + std::to_string(o.warmup),
+          dtype_label(o.dtype) + ", " + std::to_string(ours.size()) +
+          " rank(s), " + size_text(o.min_bytes) + " to " +
+          size_text(o.max_bytes) + " (x" + std::to_string(o.step_factor) +
+          "), iters " + std::to_string(o.iters) + ", warmup " +
+          std::to_string(o.warmup),
       ours.describe(),
       "config: " + config.origin(),
   };
   if (peer) lines.push_back("peer: " + peer->describe());
-  lines.push_back("time: median (min) over the iterations of the slowest rank's time");
-  if (peer) lines.push_back("ours/mpi: our bus bandwidth over MPI's (above 1: faster)");
+  lines.push_back(
+      "time: median (min) over the iterations of the slowest rank's time");
+  if (peer)
+    lines.push_back("ours/mpi: our bus bandwidth over MPI's (above 1: faster)");
   report.header(lines);
 
   for (const Shape& shape : shapes) {
@@ -94,20 +101,22 @@ int run(const Options& o) {
   if (o.peer_mpi) peer = make_mpi_peer(o.collective);
   EffectiveConfig config(o);
   std::unique_ptr<Layer> ours;
-  if (o.layer == Layer::kCollective) {
+  if (o.layer == LayerKind::kCollective) {
     ours = std::make_unique<CollectiveLayer>(config.path(), o.op_timeout);
   } else {
     ours = std::make_unique<RuntimeLayer>(config.path(), o.op_timeout);
   }
   rank = ours->rank();
   try {
-    if (peer && (peer->rank() != ours->rank() || peer->size() != ours->size())) {
-      throw hvd::Error(HVD_ERR_CONFIG,
-                       "MPI sees rank " + std::to_string(peer->rank()) + " of " +
-                           std::to_string(peer->size()) + ", horovod rank " +
-                           std::to_string(ours->rank()) + " of " +
-                           std::to_string(ours->size()) +
-                           " (was the job started by mpirun with the pmix bootstrap?)");
+    if (peer &&
+        (peer->rank() != ours->rank() || peer->size() != ours->size())) {
+      throw hvd::Error(
+          HVD_ERR_CONFIG,
+          "MPI sees rank " + std::to_string(peer->rank()) + " of " +
+              std::to_string(peer->size()) + ", horovod rank " +
+              std::to_string(ours->rank()) + " of " +
+              std::to_string(ours->size()) +
+              " (was the job started by mpirun with the pmix bootstrap?)");
     }
     bench(o, config, *ours, peer.get());
   } catch (const std::exception& e) {
@@ -129,7 +138,8 @@ int main(int argc, char** argv) {
   try {
     options = parse_options(argc, argv);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "horovod-bench: %s (see horovod-bench --help)\n", e.what());
+    std::fprintf(stderr, "horovod-bench: %s (see horovod-bench --help)\n",
+                 e.what());
     return 2;
   }
   if (options.help) {

@@ -15,7 +15,7 @@ struct Measurement {
   std::string algorithm;  // what ran it
   double median_s = 0;    // of the slowest rank's time per iteration
   double min_s = 0;
-  double algbw_gbs = 0;   // bytes / median, 1e9 bytes per second
+  double algbw_gbs = 0;  // bytes / median, 1e9 bytes per second
   double busbw_gbs = 0;
 };
 

@@ -26,7 +26,8 @@ bool launched_by_mpirun() {
 
 class MpiPeer : public Layer {
  public:
-  explicit MpiPeer(hvd_collective collective) : function_(function_name(collective)) {
+  explicit MpiPeer(hvd_collective collective)
+      : function_(function_name(collective)) {
     if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
       throw Error(HVD_ERR_SYSTEM, "--peer mpi: MPI_Init failed");
     }
@@ -55,18 +56,27 @@ class MpiPeer : public Layer {
     const bool reduces = shape.collective == HVD_COLL_ALLREDUCE ||
                          shape.collective == HVD_COLL_REDUCESCATTER;
     switch (shape.dtype) {
-      case HVD_FLOAT64: type_ = MPI_DOUBLE; break;
-      case HVD_INT32: type_ = MPI_INT32_T; break;
-      case HVD_INT64: type_ = MPI_INT64_T; break;
+      case HVD_FLOAT64:
+        type_ = MPI_DOUBLE;
+        break;
+      case HVD_INT32:
+        type_ = MPI_INT32_T;
+        break;
+      case HVD_INT64:
+        type_ = MPI_INT64_T;
+        break;
       case HVD_FLOAT16:
       case HVD_BFLOAT16:
         if (reduces) {
-          throw Error(HVD_ERR_UNSUPPORTED, std::string("--peer mpi: MPI has no ") +
-                                               dtype_label(shape.dtype) + " sum");
+          throw Error(HVD_ERR_UNSUPPORTED,
+                      std::string("--peer mpi: MPI has no ") +
+                          dtype_label(shape.dtype) + " sum");
         }
         type_ = MPI_UINT16_T;
         break;
-      default: type_ = MPI_FLOAT; break;
+      default:
+        type_ = MPI_FLOAT;
+        break;
     }
   }
 
@@ -79,24 +89,29 @@ class MpiPeer : public Layer {
         rc = MPI_Allreduce(send_, recv_, count, type_, MPI_SUM, MPI_COMM_WORLD);
         break;
       case HVD_COLL_ALLGATHER:
-        rc = MPI_Allgather(send_, block, type_, recv_, block, type_, MPI_COMM_WORLD);
+        rc = MPI_Allgather(send_, block, type_, recv_, block, type_,
+                           MPI_COMM_WORLD);
         break;
       case HVD_COLL_BROADCAST:
         rc = MPI_Bcast(recv_, count, type_, 0, MPI_COMM_WORLD);
         break;
       case HVD_COLL_ALLTOALL:
-        rc = MPI_Alltoall(send_, block, type_, recv_, block, type_, MPI_COMM_WORLD);
+        rc = MPI_Alltoall(send_, block, type_, recv_, block, type_,
+                          MPI_COMM_WORLD);
         break;
       case HVD_COLL_REDUCESCATTER:
-        rc = MPI_Reduce_scatter_block(send_, recv_, block, type_, MPI_SUM, MPI_COMM_WORLD);
+        rc = MPI_Reduce_scatter_block(send_, recv_, block, type_, MPI_SUM,
+                                      MPI_COMM_WORLD);
         break;
       default:
-        throw Error(HVD_ERR_UNSUPPORTED, "--peer mpi: no MPI collective for this one");
+        throw Error(HVD_ERR_UNSUPPORTED,
+                    "--peer mpi: no MPI collective for this one");
     }
     if (rc != MPI_SUCCESS) {
-      throw Error(HVD_ERR_SYSTEM, function_ + " of " + std::to_string(shape_.bytes()) +
-                                      " bytes on rank " + std::to_string(rank_) +
-                                      ": " + mpi_error(rc));
+      throw Error(HVD_ERR_SYSTEM,
+                  function_ + " of " + std::to_string(shape_.bytes()) +
+                      " bytes on rank " + std::to_string(rank_) + ": " +
+                      mpi_error(rc));
     }
   }
 
@@ -104,25 +119,33 @@ class MpiPeer : public Layer {
 
   void barrier() override {
     int rc = MPI_Barrier(MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) throw Error(HVD_ERR_SYSTEM, "MPI_Barrier: " + mpi_error(rc));
+    if (rc != MPI_SUCCESS)
+      throw Error(HVD_ERR_SYSTEM, "MPI_Barrier: " + mpi_error(rc));
   }
 
   std::vector<double> max_over_ranks(const std::vector<double>& mine) override {
     std::vector<double> out(mine.size());
-    int rc = MPI_Allreduce(mine.data(), out.data(), static_cast<int>(mine.size()),
-                           MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) throw Error(HVD_ERR_SYSTEM, "MPI_Allreduce: " + mpi_error(rc));
+    int rc =
+        MPI_Allreduce(mine.data(), out.data(), static_cast<int>(mine.size()),
+                      MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      throw Error(HVD_ERR_SYSTEM, "MPI_Allreduce: " + mpi_error(rc));
     return out;
   }
 
  private:
   static const char* function_name(hvd_collective collective) {
     switch (collective) {
-      case HVD_COLL_ALLREDUCE: return "MPI_Allreduce";
-      case HVD_COLL_ALLGATHER: return "MPI_Allgather";
-      case HVD_COLL_BROADCAST: return "MPI_Bcast";
-      case HVD_COLL_ALLTOALL: return "MPI_Alltoall";
-      default: return "MPI_Reduce_scatter_block";
+      case HVD_COLL_ALLREDUCE:
+        return "MPI_Allreduce";
+      case HVD_COLL_ALLGATHER:
+        return "MPI_Allgather";
+      case HVD_COLL_BROADCAST:
+        return "MPI_Bcast";
+      case HVD_COLL_ALLTOALL:
+        return "MPI_Alltoall";
+      default:
+        return "MPI_Reduce_scatter_block";
     }
   }
 
@@ -138,10 +161,11 @@ class MpiPeer : public Layer {
 
 std::unique_ptr<Layer> make_mpi_peer(hvd_collective collective) {
   if (!launched_by_mpirun()) {
-    throw Error(HVD_ERR_CONFIG,
-                "--peer mpi needs the job started by mpirun (e.g. mpirun -np 2 "
-                "--mca pml ob1 --mca btl self,vader horovod-bench --peer mpi ...); "
-                "this one was not (no OMPI_COMM_WORLD_SIZE in the environment)");
+    throw Error(
+        HVD_ERR_CONFIG,
+        "--peer mpi needs the job started by mpirun (e.g. mpirun -np 2 "
+        "--mca pml ob1 --mca btl self,vader horovod-bench --peer mpi ...); "
+        "this one was not (no OMPI_COMM_WORLD_SIZE in the environment)");
   }
   return std::make_unique<MpiPeer>(collective);
 }

@@ -5,9 +5,10 @@
 namespace hvd_bench {
 
 std::unique_ptr<Layer> make_mpi_peer(hvd_collective) {
-  throw hvd::Error(HVD_ERR_UNSUPPORTED,
-                   "--peer mpi: this horovod-bench was built without MPI (CMake "
-                   "found no Open MPI when it was configured)");
+  throw hvd::Error(
+      HVD_ERR_UNSUPPORTED,
+      "--peer mpi: this horovod-bench was built without MPI (CMake "
+      "found no Open MPI when it was configured)");
 }
 
 }  // namespace hvd_bench

@@ -16,15 +16,17 @@ struct Named {
 };
 
 const Named kCollectives[] = {
-    {"allreduce", HVD_COLL_ALLREDUCE}, {"allgather", HVD_COLL_ALLGATHER},
-    {"broadcast", HVD_COLL_BROADCAST}, {"alltoall", HVD_COLL_ALLTOALL},
+    {"allreduce", HVD_COLL_ALLREDUCE},
+    {"allgather", HVD_COLL_ALLGATHER},
+    {"broadcast", HVD_COLL_BROADCAST},
+    {"alltoall", HVD_COLL_ALLTOALL},
     {"reducescatter", HVD_COLL_REDUCESCATTER},
 };
 
 const Named kDtypes[] = {
-    {"float32", HVD_FLOAT32},   {"float64", HVD_FLOAT64},
-    {"float16", HVD_FLOAT16},   {"bfloat16", HVD_BFLOAT16},
-    {"int32", HVD_INT32},       {"int64", HVD_INT64},
+    {"float32", HVD_FLOAT32}, {"float64", HVD_FLOAT64},
+    {"float16", HVD_FLOAT16}, {"bfloat16", HVD_BFLOAT16},
+    {"int32", HVD_INT32},     {"int64", HVD_INT64},
 };
 
 template <size_t N>
@@ -53,9 +55,9 @@ long number_flag(const char* flag, const char* text, long min) {
   errno = 0;
   long value = std::strtol(text, &end, 10);
   if (*text == '\0' || *end != '\0' || errno != 0 || value < min) {
-    throw std::invalid_argument(std::string(flag) + ": '" + text +
-                                "' is not an integer >= " +
-                                std::to_string(min));
+    throw std::invalid_argument(
+        std::string(flag) + ": '" + text +
+        "' is not an integer >= " + std::to_string(min));
   }
   return value;
 }
@@ -96,7 +98,8 @@ const option kLongOptions[] = {
 bool parse_size(const std::string& text, uint64_t* out) {
   size_t at = 0;
   uint64_t value = 0;
-  while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) {
+  while (at < text.size() &&
+         std::isdigit(static_cast<unsigned char>(text[at]))) {
     uint64_t digit = static_cast<uint64_t>(text[at] - '0');
     if (value > (UINT64_MAX - digit) / 10) return false;
     value = value * 10 + digit;
@@ -104,10 +107,13 @@ bool parse_size(const std::string& text, uint64_t* out) {
   }
   if (at == 0) return false;
   std::string unit = text.substr(at);
-  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   uint64_t scale = 1;
   if (!unit.empty() && (unit[0] == 'K' || unit[0] == 'M' || unit[0] == 'G')) {
-    scale = unit[0] == 'K' ? 1ull << 10 : unit[0] == 'M' ? 1ull << 20 : 1ull << 30;
+    scale = unit[0] == 'K'   ? 1ull << 10
+            : unit[0] == 'M' ? 1ull << 20
+                             : 1ull << 30;
     unit.erase(0, 1);
     if (unit == "IB" || unit == "B") unit.clear();
   } else if (unit == "B") {
@@ -125,8 +131,8 @@ const char* collective_name(hvd_collective collective) {
   return "?";
 }
 
-const char* layer_name(Layer layer) {
-  return layer == Layer::kCollective ? "collective" : "runtime";
+const char* layer_name(LayerKind layer) {
+  return layer == LayerKind::kCollective ? "collective" : "runtime";
 }
 
 Options parse_options(int argc, char** argv) {
@@ -147,7 +153,8 @@ Options parse_options(int argc, char** argv) {
         o.max_bytes = size_flag("--max-bytes", optarg);
         break;
       case 'f':
-        o.step_factor = static_cast<uint64_t>(number_flag("--step-factor", optarg, 2));
+        o.step_factor =
+            static_cast<uint64_t>(number_flag("--step-factor", optarg, 2));
         break;
       case 'n':
         o.iters = static_cast<int>(number_flag("--iters", optarg, 1));
@@ -161,9 +168,9 @@ Options parse_options(int argc, char** argv) {
       case kLayer: {
         std::string layer = optarg;
         if (layer == "collective") {
-          o.layer = Layer::kCollective;
+          o.layer = LayerKind::kCollective;
         } else if (layer == "runtime") {
-          o.layer = Layer::kRuntime;
+          o.layer = LayerKind::kRuntime;
         } else {
           throw std::invalid_argument("--layer: unknown value '" + layer +
                                       "' (expected collective|runtime)");
@@ -193,7 +200,8 @@ Options parse_options(int argc, char** argv) {
         o.csv = true;
         break;
       case kTimeout:
-        o.op_timeout = std::chrono::seconds(number_flag("--timeout", optarg, 1));
+        o.op_timeout =
+            std::chrono::seconds(number_flag("--timeout", optarg, 1));
         break;
       case 'h':
         o.help = true;

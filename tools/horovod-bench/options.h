@@ -9,7 +9,7 @@
 
 namespace hvd_bench {
 
-enum class Layer { kCollective, kRuntime };
+enum class LayerKind { kCollective, kRuntime };
 
 struct Options {
   hvd_collective collective = HVD_COLL_ALLREDUCE;
@@ -19,11 +19,11 @@ struct Options {
   uint64_t step_factor = 2;
   int iters = 20;
   int warmup = 5;
-  Layer layer = Layer::kCollective;
+  LayerKind layer = LayerKind::kCollective;
   std::string config_path;      // "": the usual search
   std::string transport_intra;  // "": from the configuration
   std::string transport_inter;
-  std::string reducer;          // "": the configuration's rules and scores
+  std::string reducer;  // "": the configuration's rules and scores
   bool peer_mpi = false;
   bool csv = false;
   // How long one collective may take before the bench gives up on it.
@@ -40,6 +40,6 @@ std::string usage_text();
 bool parse_size(const std::string& text, uint64_t* out);
 
 const char* collective_name(hvd_collective collective);
-const char* layer_name(Layer layer);
+const char* layer_name(LayerKind layer);
 
 }  // namespace hvd_bench

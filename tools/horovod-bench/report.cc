@@ -7,7 +7,8 @@ Report::Report(const Options& options, bool printing, std::FILE* out)
 
 void Report::header(const std::vector<std::string>& lines) {
   if (!printing_ || options_.csv) return;
-  for (const std::string& line : lines) std::fprintf(out_, "# %s\n", line.c_str());
+  for (const std::string& line : lines)
+    std::fprintf(out_, "# %s\n", line.c_str());
   std::fprintf(out_, "#\n");
   std::fflush(out_);
 }
@@ -15,24 +16,26 @@ void Report::header(const std::vector<std::string>& lines) {
 void Report::column_titles() {
   titled_ = true;
   if (options_.csv) {
-    std::fprintf(out_,
-                 "collective,dtype,ranks,layer,bytes,count,reducer,time_us,min_us,"
-                 "algbw_gbs,busbw_gbs%s\n",
-                 options_.peer_mpi
-                     ? ",mpi_time_us,mpi_min_us,mpi_algbw_gbs,mpi_busbw_gbs,bw_ratio"
-                     : "");
+    std::fprintf(
+        out_,
+        "collective,dtype,ranks,layer,bytes,count,reducer,time_us,min_us,"
+        "algbw_gbs,busbw_gbs%s\n",
+        options_.peer_mpi
+            ? ",mpi_time_us,mpi_min_us,mpi_algbw_gbs,mpi_busbw_gbs,bw_ratio"
+            : "");
     return;
   }
-  std::fprintf(out_, "# %10s %11s %8s %10s %11s %11s %7s %7s", "size", "count", "type",
-               "reducer", "time(us)", "min(us)", "algbw", "busbw");
+  std::fprintf(out_, "# %10s %11s %8s %10s %11s %11s %7s %7s", "size", "count",
+               "type", "reducer", "time(us)", "min(us)", "algbw", "busbw");
   if (options_.peer_mpi) {
-    std::fprintf(out_, " | %11s %11s %7s %7s %8s", "mpi(us)", "min(us)", "algbw", "busbw",
-                 "ours/mpi");
+    std::fprintf(out_, " | %11s %11s %7s %7s %8s", "mpi(us)", "min(us)",
+                 "algbw", "busbw", "ours/mpi");
   }
-  std::fprintf(out_, "\n# %10s %11s %8s %10s %11s %11s %7s %7s", "(B)", "(elements)", "",
-               "", "", "", "(GB/s)", "(GB/s)");
+  std::fprintf(out_, "\n# %10s %11s %8s %10s %11s %11s %7s %7s", "(B)",
+               "(elements)", "", "", "", "", "(GB/s)", "(GB/s)");
   if (options_.peer_mpi) {
-    std::fprintf(out_, " | %11s %11s %7s %7s %8s", "", "", "(GB/s)", "(GB/s)", "(busbw)");
+    std::fprintf(out_, " | %11s %11s %7s %7s %8s", "", "", "(GB/s)", "(GB/s)",
+                 "(busbw)");
   }
   std::fprintf(out_, "\n");
 }
@@ -44,26 +47,30 @@ void Report::row(const Shape& shape, const Measurement& ours,
   busbw_sum_ += ours.busbw_gbs;
   if (peer) peer_busbw_sum_ += peer->busbw_gbs;
   ++rows_;
-  const double ratio = peer && peer->busbw_gbs > 0 ? ours.busbw_gbs / peer->busbw_gbs : 0;
+  const double ratio =
+      peer && peer->busbw_gbs > 0 ? ours.busbw_gbs / peer->busbw_gbs : 0;
   if (options_.csv) {
-    std::fprintf(out_, "%s,%s,%d,%s,%llu,%zu,%s,%.3f,%.3f,%.4f,%.4f",
-                 collective_name(shape.collective), dtype_label(shape.dtype), shape.ranks,
-                 layer_name(options_.layer), static_cast<unsigned long long>(shape.bytes()),
-                 shape.count, ours.algorithm.c_str(), ours.median_s * 1e6, ours.min_s * 1e6,
+    std::fprintf(out_, "%s,%s,%d,%s,%llu,%zu,%s,%.3f,%.3f,%.6g,%.6g",
+                 collective_name(shape.collective), dtype_label(shape.dtype),
+                 shape.ranks, layer_name(options_.layer),
+                 static_cast<unsigned long long>(shape.bytes()), shape.count,
+                 ours.algorithm.c_str(), ours.median_s * 1e6, ours.min_s * 1e6,
                  ours.algbw_gbs, ours.busbw_gbs);
     if (peer) {
-      std::fprintf(out_, ",%.3f,%.3f,%.4f,%.4f,%.4f", peer->median_s * 1e6,
+      std::fprintf(out_, ",%.3f,%.3f,%.6g,%.6g,%.6g", peer->median_s * 1e6,
                    peer->min_s * 1e6, peer->algbw_gbs, peer->busbw_gbs, ratio);
     }
     std::fprintf(out_, "\n");
   } else {
     std::fprintf(out_, "  %10llu %11zu %8s %10s %11.2f %11.2f %7.2f %7.2f",
                  static_cast<unsigned long long>(shape.bytes()), shape.count,
-                 dtype_label(shape.dtype), ours.algorithm.c_str(), ours.median_s * 1e6,
-                 ours.min_s * 1e6, ours.algbw_gbs, ours.busbw_gbs);
+                 dtype_label(shape.dtype), ours.algorithm.c_str(),
+                 ours.median_s * 1e6, ours.min_s * 1e6, ours.algbw_gbs,
+                 ours.busbw_gbs);
     if (peer) {
-      std::fprintf(out_, " | %11.2f %11.2f %7.2f %7.2f %8.2f", peer->median_s * 1e6,
-                   peer->min_s * 1e6, peer->algbw_gbs, peer->busbw_gbs, ratio);
+      std::fprintf(out_, " | %11.2f %11.2f %7.2f %7.2f %8.2f",
+                   peer->median_s * 1e6, peer->min_s * 1e6, peer->algbw_gbs,
+                   peer->busbw_gbs, ratio);
     }
     std::fprintf(out_, "\n");
   }
@@ -72,9 +79,11 @@ void Report::row(const Shape& shape, const Measurement& ours,
 
 void Report::footer() {
   if (!printing_ || options_.csv || rows_ == 0) return;
-  std::fprintf(out_, "# Avg bus bandwidth    : %.4f GB/s\n", busbw_sum_ / rows_);
+  std::fprintf(out_, "# Avg bus bandwidth    : %.4f GB/s\n",
+               busbw_sum_ / rows_);
   if (options_.peer_mpi) {
-    std::fprintf(out_, "# Avg bus bandwidth mpi: %.4f GB/s\n", peer_busbw_sum_ / rows_);
+    std::fprintf(out_, "# Avg bus bandwidth mpi: %.4f GB/s\n",
+                 peer_busbw_sum_ / rows_);
   }
   std::fflush(out_);
 }

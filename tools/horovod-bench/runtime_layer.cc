@@ -25,8 +25,9 @@ hvd_dl_dtype dl_dtype(hvd_dtype dtype) {
   }
 }
 
-hvd_status allocate_output(void*, void* op_ctx, int32_t index, const hvd_tensor* like,
-                           int32_t ndim, const int64_t* shape, hvd_tensor* out) {
+hvd_status allocate_output(void*, void* op_ctx, int32_t index,
+                           const hvd_tensor* like, int32_t ndim,
+                           const int64_t* shape, hvd_tensor* out) {
   auto* slot = static_cast<RuntimeLayer::OutputSlot*>(op_ctx);
   if (index != 0 || ndim < 0 || ndim > 8) return HVD_ERR_INVALID_ARGUMENT;
   uint64_t elements = 1;
@@ -34,7 +35,8 @@ hvd_status allocate_output(void*, void* op_ctx, int32_t index, const hvd_tensor*
     slot->shape[d] = shape[d];
     elements *= static_cast<uint64_t>(shape[d]);
   }
-  if (elements * like->dtype.bits / 8 > slot->capacity) return HVD_ERR_INVALID_ARGUMENT;
+  if (elements * like->dtype.bits / 8 > slot->capacity)
+    return HVD_ERR_INVALID_ARGUMENT;
   *out = hvd_tensor{};
   out->struct_size = sizeof(hvd_tensor);
   out->data = slot->data;
@@ -48,8 +50,16 @@ hvd_status allocate_output(void*, void* op_ctx, int32_t index, const hvd_tensor*
 void op_done(void*, void*, hvd_status, const char*) {}
 
 const hvd_adapter_api kAdapter = {
-    sizeof(hvd_adapter_api), nullptr, HVD_PLUGIN_ADAPTER, HVD_ABI_VERSION_MAJOR,
-    HVD_ABI_VERSION_MINOR,   "horovod-bench", "1", allocate_output, nullptr, op_done,
+    sizeof(hvd_adapter_api),
+    nullptr,
+    HVD_PLUGIN_ADAPTER,
+    HVD_ABI_VERSION_MAJOR,
+    HVD_ABI_VERSION_MINOR,
+    "horovod-bench",
+    "1",
+    allocate_output,
+    nullptr,
+    op_done,
 };
 
 hvd_tensor host_tensor(void* data, hvd_dtype dtype, const int64_t* shape) {
@@ -81,7 +91,8 @@ RuntimeLayer::RuntimeLayer(const std::string& config_path,
   load.path = config_path;
   config_ = hvd::Config::load(load);
   if (hvd_register_adapter(&kAdapter, nullptr, &adapter_) != HVD_OK) {
-    throw Error(HVD_ERR_INTERNAL, std::string("hvd_register_adapter: ") + hvd_last_error());
+    throw Error(HVD_ERR_INTERNAL,
+                std::string("hvd_register_adapter: ") + hvd_last_error());
   }
   hvd_init_options init{};
   init.struct_size = sizeof(init);
@@ -110,8 +121,8 @@ std::string RuntimeLayer::describe() const {
     return out;
   };
   return "runtime layer (hvd_enqueue + hvd_wait), transport.intra " +
-         list("transport.intra") + ", transport.inter " + list("transport.inter") +
-         ", reducers " + list("reducer.load");
+         list("transport.intra") + ", transport.inter " +
+         list("transport.inter") + ", reducers " + list("reducer.load");
 }
 
 std::string RuntimeLayer::reducer_for(const Shape& shape) const {
@@ -120,16 +131,17 @@ std::string RuntimeLayer::reducer_for(const Shape& shape) const {
       return rule.reducer;
     }
   }
-  return "(scores)";
+  return "auto";
 }
 
 void RuntimeLayer::prepare(const Shape& shape, Workload& workload) {
   shape_ = shape;
-  name_ = std::string("horovod-bench.") + collective_name(shape.collective) + "." +
-          std::to_string(shape.bytes());
+  name_ = std::string("horovod-bench.") + collective_name(shape.collective) +
+          "." + std::to_string(shape.bytes());
+  // The runtime's messages name the tensor.
   what_ = std::string(collective_name(shape.collective)) + " of " +
-          std::to_string(shape.bytes()) + " bytes (" + std::to_string(shape.count) + " " +
-          dtype_label(shape.dtype) + ", tensor '" + name_ + "')";
+          std::to_string(shape.bytes()) + " bytes (" +
+          std::to_string(shape.count) + " " + dtype_label(shape.dtype) + ")";
   algorithm_ = reducer_for(shape);
   op_ = blank_op(shape.collective, name_.c_str());
   op_.tensor_count = 1;
@@ -171,7 +183,8 @@ void RuntimeLayer::run(const hvd_op& op, const std::string& what) {
   std::string message = s == HVD_ERR_TIMEOUT
                             ? "did not finish within " +
                                   std::to_string(op_timeout_.count() / 1000) +
-                                  " s (--timeout) on rank " + std::to_string(rank_)
+                                  " s (--timeout) on rank " +
+                                  std::to_string(rank_)
                             : hvd_handle_message(handle);
   hvd_release(handle);
   throw Error(s, what + ": " + message);
@@ -181,7 +194,8 @@ void RuntimeLayer::barrier() {
   run(blank_op(HVD_COLL_BARRIER, "horovod-bench.barrier"), "barrier");
 }
 
-std::vector<double> RuntimeLayer::max_over_ranks(const std::vector<double>& mine) {
+std::vector<double> RuntimeLayer::max_over_ranks(
+    const std::vector<double>& mine) {
   std::vector<double> values = mine;
   if (values.empty()) return values;
   std::string name = "horovod-bench.max." + std::to_string(values.size());
@@ -191,7 +205,8 @@ std::vector<double> RuntimeLayer::max_over_ranks(const std::vector<double>& mine
   op.op = HVD_OP_MAX;
   op.tensor_count = 1;
   op.inputs = &tensor;
-  run(op, "maximum over the ranks of " + std::to_string(values.size()) + " values");
+  run(op,
+      "maximum over the ranks of " + std::to_string(values.size()) + " values");
   return values;
 }
 

@@ -20,7 +20,8 @@ namespace hvd_bench {
 class RuntimeLayer : public Layer {
  public:
   // hvd_init with `config_path` ("" searches). Collective over the job.
-  RuntimeLayer(const std::string& config_path, std::chrono::milliseconds op_timeout);
+  RuntimeLayer(const std::string& config_path,
+               std::chrono::milliseconds op_timeout);
   ~RuntimeLayer() override;  // hvd_shutdown
 
   int rank() const override { return rank_; }

@@ -22,7 +22,9 @@ struct Plain {
 };
 struct Half {
   using Storage = uint16_t;
-  static Storage encode(double v) { return hvd::float_to_half(static_cast<float>(v)); }
+  static Storage encode(double v) {
+    return hvd::float_to_half(static_cast<float>(v));
+  }
   static double decode(Storage s) { return hvd::half_to_float(s); }
   static constexpr bool kExact = false;
 };
@@ -53,8 +55,12 @@ auto with_codec(hvd_dtype dtype, Body&& body) {
   }
 }
 
-double summand(int rank, size_t i) { return 1 + rank % 8 + static_cast<double>(i % 13); }
-double gathered(int rank, size_t j) { return 1 + (rank % 16) * 8 + static_cast<double>(j % 7); }
+double summand(int rank, size_t i) {
+  return 1 + rank % 8 + static_cast<double>(i % 13);
+}
+double gathered(int rank, size_t j) {
+  return 1 + (rank % 16) * 8 + static_cast<double>(j % 7);
+}
 double exchanged(int from, int to, size_t j) {
   return 1 + from % 16 + 16 * (to % 16) + static_cast<double>(j % 5);
 }
@@ -62,7 +68,8 @@ double exchanged(int from, int to, size_t j) {
 // The sum over `ranks` ranks of 1 + rank % 8.
 double summand_base(int ranks) {
   double base = 0;
-  for (int k = 0; k < ranks && k < 8; ++k) base += (1 + k) * ((ranks - 1 - k) / 8 + 1);
+  for (int k = 0; k < ranks && k < 8; ++k)
+    base += (1 + k) * ((ranks - 1 - k) / 8 + 1);
   return base;
 }
 
@@ -120,19 +127,23 @@ void Workload::fill(const Shape& s, int rank) {
     switch (s.collective) {
       case HVD_COLL_ALLREDUCE:
       case HVD_COLL_REDUCESCATTER:
-        for (size_t i = 0; i < s.send_count; ++i) send[i] = C::encode(summand(rank, i));
+        for (size_t i = 0; i < s.send_count; ++i)
+          send[i] = C::encode(summand(rank, i));
         break;
       case HVD_COLL_ALLGATHER:
-        for (size_t j = 0; j < s.send_count; ++j) send[j] = C::encode(gathered(rank, j));
+        for (size_t j = 0; j < s.send_count; ++j)
+          send[j] = C::encode(gathered(rank, j));
         break;
       case HVD_COLL_ALLTOALL:
         for (size_t i = 0; i < s.send_count; ++i) {
-          send[i] = C::encode(exchanged(rank, static_cast<int>(i / s.block), i % s.block));
+          send[i] = C::encode(
+              exchanged(rank, static_cast<int>(i / s.block), i % s.block));
         }
         break;
       default:  // broadcast: the root's output buffer is the input
         if (rank == 0) {
-          for (size_t i = 0; i < s.recv_count; ++i) recv[i] = C::encode(summand(0, i));
+          for (size_t i = 0; i < s.recv_count; ++i)
+            recv[i] = C::encode(summand(0, i));
         }
         break;
     }
@@ -142,7 +153,8 @@ void Workload::fill(const Shape& s, int rank) {
 std::string Workload::check(const Shape& s, int rank) const {
   return with_codec(s.dtype, [&](auto codec) -> std::string {
     using C = decltype(codec);
-    const auto* recv = reinterpret_cast<const typename C::Storage*>(recv_.get());
+    const auto* recv =
+        reinterpret_cast<const typename C::Storage*>(recv_.get());
     const double base = summand_base(s.ranks);
     size_t bad = 0, first = 0;
     double first_got = 0, first_want = 0;
@@ -150,7 +162,8 @@ std::string Workload::check(const Shape& s, int rank) const {
       double want = C::decode(C::encode(expected(s, rank, i, base)));
       double got = C::decode(recv[i]);
       bool ok = C::kExact ? got == want
-                          : std::fabs(got - want) <= std::fmax(1.0, 0.02 * std::fabs(want));
+                          : std::fabs(got - want) <=
+                                std::fmax(1.0, 0.02 * std::fabs(want));
       if (ok) continue;
       if (bad++ == 0) {
         first = i;
@@ -160,7 +173,8 @@ std::string Workload::check(const Shape& s, int rank) const {
     }
     if (bad == 0) return "";
     return "element " + std::to_string(first) + " of the output is " +
-           (first_got == kUnwritten ? std::string("unwritten") : number(first_got)) +
+           (first_got == kUnwritten ? std::string("unwritten")
+                                    : number(first_got)) +
            ", expected " + number(first_want) + " (" + std::to_string(bad) +
            " of " + std::to_string(s.recv_count) + " elements wrong)";
   });

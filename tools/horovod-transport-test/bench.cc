@@ -119,8 +119,8 @@ void run_bench(World& world, const hvd_transport_api& api, std::ostream& out) {
         std::snprintf(line, sizeof(line),
                       "bandwidth %s: 64 MiB messages%s: median %.2f GB/s "
                       "(min %.2f, max %.2f, %d rounds)\n",
-                      api.name, what, median(gbps), gbps.front(),
-                      gbps.back(), kRounds);
+                      api.name, what, median(gbps), gbps.front(), gbps.back(),
+                      kRounds);
         out << line;
       };
       report("", plain);
@@ -134,7 +134,7 @@ void run_bench(World& world, const hvd_transport_api& api, std::ostream& out) {
       out.flush();
     }
   }
-  world.barrier();
+  world.barrier("hvd-conformance.bench.end", std::chrono::minutes(5));
 }
 
 }  // namespace hvd_conformance

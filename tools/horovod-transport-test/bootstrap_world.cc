@@ -21,12 +21,6 @@ int BootstrapWorld::rank() const { return bootstrap_->rank(); }
 int BootstrapWorld::size() const { return bootstrap_->size(); }
 const hvd_host* BootstrapWorld::host() { return services_->table(); }
 
-std::vector<Bytes> BootstrapWorld::allgather(const Bytes& mine) {
-  return bootstrap_->allgather(mine);
-}
-
-void BootstrapWorld::barrier() { bootstrap_->barrier(); }
-
 void BootstrapWorld::put(const std::string& key, const Bytes& value) {
   bootstrap_->put(key, value);
 }

@@ -19,8 +19,6 @@ class BootstrapWorld : public World {
   int rank() const override;
   int size() const override;
   const hvd_host* host() override;
-  std::vector<Bytes> allgather(const Bytes& mine) override;
-  void barrier() override;
   void put(const std::string& key, const Bytes& value) override;
   Bytes get(int rank, const std::string& key,
             std::chrono::milliseconds timeout) override;

@@ -46,10 +46,9 @@ void case_properties(CaseContext& ctx) {
   check(api.kind == HVD_PLUGIN_TRANSPORT, "the table's kind is not transport");
   check(api.name != nullptr && api.name[0] != '\0', "the table has no name");
   check(api.last_error(nullptr) != nullptr, "last_error(NULL) returned NULL");
-  check(p.struct_size >= HVD_STRUCT_SIZE(hvd_transport_properties,
-                                         handle_bytes),
-        "get_properties filled only " + std::to_string(p.struct_size) +
-            " bytes");
+  check(
+      p.struct_size >= HVD_STRUCT_SIZE(hvd_transport_properties, handle_bytes),
+      "get_properties filled only " + std::to_string(p.struct_size) + " bytes");
   check(p.handle_bytes > 0 && p.handle_bytes <= HVD_TRANSPORT_HANDLE_MAX,
         "handle_bytes " + std::to_string(p.handle_bytes) +
             " is not in [1, HVD_TRANSPORT_HANDLE_MAX]");
@@ -113,8 +112,8 @@ void case_epoch_mismatch(CaseContext& ctx) {
     hvd_conn_info info{sizeof(info), rank, p, wrong};
     Attempt a;
     a.peer = p;
-    hvd_status st = api.connect(s.transport(), s.handle(p).data(), &info,
-                                &a.conn);
+    hvd_status st =
+        api.connect(s.transport(), s.handle(p).data(), &info, &a.conn);
     if (st != HVD_OK) {
       check(st == HVD_ERR_EPOCH_MISMATCH,
             "connect to rank " + std::to_string(p) + " at epoch " +
@@ -149,11 +148,11 @@ void case_epoch_mismatch(CaseContext& ctx) {
         }
         changed = true;
         std::string side =
-            list == &out ? "connecting to rank " + std::to_string(a.peer) +
-                               " from epoch " + std::to_string(wrong)
-                         : "accepting a connection from epoch " +
-                               std::to_string(wrong) + " at epoch " +
-                               std::to_string(s.epoch());
+            list == &out
+                ? "connecting to rank " + std::to_string(a.peer) +
+                      " from epoch " + std::to_string(wrong)
+                : "accepting a connection from epoch " + std::to_string(wrong) +
+                      " at epoch " + std::to_string(s.epoch());
         check(a.status == HVD_ERR_EPOCH_MISMATCH,
               side + ": conn_test gave " + status_text(a.status) +
                   " instead of HVD_ERR_EPOCH_MISMATCH");
@@ -171,7 +170,7 @@ void case_epoch_mismatch(CaseContext& ctx) {
       if (a.conn != nullptr) api.conn_close(a.conn);
     }
   }
-  ctx.world.barrier();
+  ctx.barrier();
   // The listener still serves connections from the right epoch.
   s.connect_all(ConnectOrder::kTogether);
   ping_all(s, spread_tag(ctx, 3));

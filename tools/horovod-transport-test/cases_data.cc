@@ -12,9 +12,9 @@ namespace hvd_conformance {
 namespace {
 
 // 0 B to 256 MiB: edges, primes, and sizes around powers of two.
-const uint64_t kSizes[] = {0,        1,        2,        3,        7,
-                           61,       127,      1021,     4093,     8191,
-                           65521,    65536,    131071,   1048573,  4194301,
+const uint64_t kSizes[] = {0,        1,        2,        3,       7,
+                           61,       127,      1021,     4093,    8191,
+                           65521,    65536,    131071,   1048573, 4194301,
                            16777213, 67108859, 268435456};
 
 std::string from(int peer) { return " from rank " + std::to_string(peer); }
@@ -97,8 +97,8 @@ void case_many_in_flight(CaseContext& ctx) {
     auto post_sends = [&] {
       for (uint32_t i = 0; i < count; ++i) {
         for (int p : s.peers()) {
-          ops.push_back(s.send(p, out[i].data(), size_of(i),
-                               spread_tag(ctx, 1000 + i)));
+          ops.push_back(
+              s.send(p, out[i].data(), size_of(i), spread_tag(ctx, 1000 + i)));
         }
       }
     };
@@ -110,13 +110,12 @@ void case_many_in_flight(CaseContext& ctx) {
       post_recvs();
     }
     s.wait(ops);
-    for (Op* op : ops) check(op->result.status == HVD_OK,
-                             "the " + op->what + " failed: " +
-                                 status_text(op->result.status));
+    for (Op* op : ops)
+      check(op->result.status == HVD_OK,
+            "the " + op->what + " failed: " + status_text(op->result.status));
     for (auto& [p, bufs] : in) {
       for (uint32_t i = 0; i < count; ++i) {
-        expect_pattern(bufs[i].data(), size_of(i),
-                       seed_of(p, i, 2, round),
+        expect_pattern(bufs[i].data(), size_of(i), seed_of(p, i, 2, round),
                        "message " + std::to_string(i) + from(p));
       }
     }
@@ -150,16 +149,16 @@ void case_tag_matching(CaseContext& ctx) {
         in[p].resize(kCount);
         for (uint32_t i : order) {
           in[p][i] = Buffer(size_of(i));
-          ops.push_back(s.recv(p, in[p][i].data(), size_of(i),
-                               spread_tag(ctx, 500 + i)));
+          ops.push_back(
+              s.recv(p, in[p][i].data(), size_of(i), spread_tag(ctx, 500 + i)));
         }
       }
     };
     auto post_sends = [&] {
       for (uint32_t i = 0; i < kCount; ++i) {
         for (int p : s.peers()) {
-          ops.push_back(s.send(p, out[i].data(), size_of(i),
-                               spread_tag(ctx, 500 + i)));
+          ops.push_back(
+              s.send(p, out[i].data(), size_of(i), spread_tag(ctx, 500 + i)));
         }
       }
     };
@@ -169,13 +168,13 @@ void case_tag_matching(CaseContext& ctx) {
     } else {
       // Every message arrives before its receive is posted.
       post_sends();
-      ctx.world.barrier();
+      ctx.barrier();
       post_recvs();
     }
     s.wait(ops);
-    for (Op* op : ops) check(op->result.status == HVD_OK,
-                             "the " + op->what + " failed: " +
-                                 status_text(op->result.status));
+    for (Op* op : ops)
+      check(op->result.status == HVD_OK,
+            "the " + op->what + " failed: " + status_text(op->result.status));
     for (auto& [p, bufs] : in) {
       for (uint32_t i = 0; i < kCount; ++i) {
         expect_pattern(bufs[i].data(), size_of(i), seed_of(p, i, 3, 0),
@@ -257,7 +256,7 @@ void case_truncation(CaseContext& ctx) {
       ops.push_back(s.send(p, out.data(), step.send_bytes, tag));
     }
     if (!step.recv_first) {
-      ctx.world.barrier();
+      ctx.barrier();
       post_recvs();
     }
     s.wait(ops);
@@ -265,8 +264,8 @@ void case_truncation(CaseContext& ctx) {
       const Op* r = recvs[p];
       if (step.send_bytes <= step.recv_bytes) {
         Session::expect_ok(r, step.send_bytes);
-        expect_pattern(in[p].data(), step.send_bytes,
-                       seed_of(p, k, 5, 0), r->what);
+        expect_pattern(in[p].data(), step.send_bytes, seed_of(p, k, 5, 0),
+                       r->what);
       } else {
         check(r->result.status == HVD_ERR_TRUNCATED,
               "a message of " + std::to_string(step.send_bytes) +
@@ -277,7 +276,8 @@ void case_truncation(CaseContext& ctx) {
       }
     }
     for (Op* op : ops) {
-      if (op->what.rfind("send", 0) == 0) Session::expect_ok(op, step.send_bytes);
+      if (op->what.rfind("send", 0) == 0)
+        Session::expect_ok(op, step.send_bytes);
     }
   }
 }
@@ -286,8 +286,7 @@ void case_back_pressure(CaseContext& ctx) {
   Session s(ctx);
   s.connect_all(ConnectOrder::kTogether);
   constexpr uint64_t kBytes = 64u << 10;
-  const uint32_t cap =
-      std::min<uint32_t>(ctx.props.max_requests, 16384) + 2048;
+  const uint32_t cap = std::min<uint32_t>(ctx.props.max_requests, 16384) + 2048;
   Buffer out(kBytes);
   fill(out.data(), kBytes, seed_of(s.rank(), 0, 6, 0));
   // Each rank in turn floods every peer while the others stay out of the
@@ -295,7 +294,7 @@ void case_back_pressure(CaseContext& ctx) {
   std::vector<uint32_t> sent(s.size(), 0);
   std::vector<Op*> ops;
   for (int flooder = 0; flooder < s.size(); ++flooder) {
-    ctx.world.barrier();
+    ctx.barrier();
     if (s.rank() != flooder) continue;
     for (int p : s.peers()) {
       bool pushed_back = false;
@@ -312,18 +311,17 @@ void case_back_pressure(CaseContext& ctx) {
         ops.push_back(op);
         ++sent[p];
       }
-      check(pushed_back,
-            "no HVD_AGAIN after " + std::to_string(sent[p]) +
-                " sends of 64 KiB to rank " + std::to_string(p) +
-                " that nobody receives (max_requests " +
-                std::to_string(ctx.props.max_requests) + ")");
+      check(pushed_back, "no HVD_AGAIN after " + std::to_string(sent[p]) +
+                             " sends of 64 KiB to rank " + std::to_string(p) +
+                             " that nobody receives (max_requests " +
+                             std::to_string(ctx.props.max_requests) + ")");
     }
   }
-  ctx.world.barrier();
+  ctx.barrier();
   // Everyone learns how many to expect, then receives them all.
   Bytes mine(sizeof(uint32_t) * s.size());
   std::memcpy(mine.data(), sent.data(), mine.size());
-  std::vector<Bytes> all = ctx.world.allgather(mine);
+  std::vector<Bytes> all = ctx.allgather(mine);
   std::map<int, std::vector<Buffer>> in;
   std::map<int, std::vector<Op*>> recvs;
   for (int p : s.peers()) {

@@ -25,7 +25,7 @@ void case_peer_death(CaseContext& ctx) {
   } catch (const CaseFailure& f) {
     setup_failure = f.what();
   }
-  ctx.world.barrier();
+  ctx.barrier();
   if (s.rank() == victim) {
     ctx.world.die([&] {
       // What the kernel does for a process that exits.
@@ -36,12 +36,11 @@ void case_peer_death(CaseContext& ctx) {
   check(setup_failure.empty(), setup_failure);
   s.wait(ops);
   for (Op* op : ops) {
-    check(op->result.status == HVD_ERR_PEER_FAILED &&
-              op->result.peer == victim,
+    check(op->result.status == HVD_ERR_PEER_FAILED && op->result.peer == victim,
           "the " + op->what + " completed with " +
               status_text(op->result.status) + " (peer " +
-              std::to_string(op->result.peer) +
-              ") after rank " + std::to_string(victim) +
+              std::to_string(op->result.peer) + ") after rank " +
+              std::to_string(victim) +
               " died; expected HVD_ERR_PEER_FAILED naming it");
   }
   // The survivors still talk to each other.

@@ -45,7 +45,7 @@ void case_one_sided(CaseContext& ctx) {
   check(st == HVD_OK, "mr_export: " + status_text(st) + ": " + s.last_error());
   uint32_t kb = static_cast<uint32_t>(key_bytes);
   std::memcpy(key, &kb, sizeof(kb));
-  std::vector<Bytes> keys = ctx.world.allgather(Bytes(key, key + sizeof(key)));
+  std::vector<Bytes> keys = ctx.allgather(Bytes(key, key + sizeof(key)));
 
   std::vector<hvd_remote_mr*> remote(s.size(), nullptr);
   for (int p : s.peers()) {
@@ -76,11 +76,11 @@ void case_one_sided(CaseContext& ctx) {
   for (Op& op : puts) ops.push_back(&op);
   s.wait(ops);
   for (Op* op : ops) Session::expect_ok(op, kSlot);
-  ctx.world.barrier();
+  ctx.barrier();
   for (int p : s.peers()) {
     int64_t at = verify(base + p * kSlot, kSlot, seed_of(p, rank, 9, 1));
-    check(at < 0, "the put of rank " + std::to_string(p) +
-                      " left byte " + std::to_string(at) + " wrong");
+    check(at < 0, "the put of rank " + std::to_string(p) + " left byte " +
+                      std::to_string(at) + " wrong");
   }
 
   // Get every peer's own slot; read it through remote_ptr too.
@@ -115,14 +115,13 @@ void case_one_sided(CaseContext& ctx) {
     }
     ++i;
   }
-  ctx.world.barrier();
+  ctx.barrier();
 
   // Sends from memory of mem_alloc, large and small, received into ordinary
   // memory, posted before and after the message arrives.
   constexpr uint64_t kLarge = (8u << 20) + 5;
   Region sendable;
-  st = api.mem_alloc(s.transport(), kLarge, host, &sendable.ptr,
-                     &sendable.mr);
+  st = api.mem_alloc(s.transport(), kLarge, host, &sendable.ptr, &sendable.mr);
   check(st == HVD_OK, "mem_alloc: " + status_text(st) + ": " + s.last_error());
   auto* src = static_cast<uint8_t*>(sendable.ptr);
   fill(src, kLarge, seed_of(rank, 0, 9, 2));
@@ -150,7 +149,7 @@ void case_one_sided(CaseContext& ctx) {
         all.push_back(op);
       }
       if (round == 1) {
-        ctx.world.barrier();
+        ctx.barrier();
         post_recvs();
       }
       s.wait(all);
@@ -162,7 +161,7 @@ void case_one_sided(CaseContext& ctx) {
       }
     }
   }
-  ctx.world.barrier();
+  ctx.barrier();
 
   for (int p : s.peers()) {
     check(api.mr_release(s.conn(p), remote[p]) == HVD_OK, "mr_release failed");

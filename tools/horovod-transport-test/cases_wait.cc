@@ -21,7 +21,8 @@ bool readable(int fd, int timeout_ms) {
 }  // namespace
 
 void case_wait_fd(CaseContext& ctx) {
-  if (ctx.api.wait_fd == nullptr) throw CaseSkip("the transport has no wait fd");
+  if (ctx.api.wait_fd == nullptr)
+    throw CaseSkip("the transport has no wait fd");
   Session s(ctx);
   s.connect_all(ConnectOrder::kTogether);
   const int fd = ctx.api.wait_fd(s.transport());
@@ -35,8 +36,8 @@ void case_wait_fd(CaseContext& ctx) {
       if (waker == sleeper) continue;
       ++round;
       const uint64_t tag = spread_tag(ctx, 3000 + round);
-      const std::string asleep = "asleep." + std::to_string(round);
-      ctx.world.barrier();
+      const std::string asleep = ctx.key("asleep");
+      ctx.barrier();
       if (s.rank() == sleeper) {
         Op* r = s.recv(waker, in.data(), kBytes, tag);
         check(!s.test(r), "a receive completed before anything was sent");
@@ -50,12 +51,12 @@ void case_wait_fd(CaseContext& ctx) {
           if (!idle) s.test(r);
         }
         check(idle, "the wait fd stays readable with nothing to do");
-        ctx.world.put(ctx.name + "." + asleep, Bytes{1});
+        ctx.world.put(asleep, Bytes{1});
         auto deadline = Clock::now() + std::chrono::seconds(10);
         while (!s.test(r)) {
-          check(Clock::now() < deadline,
-                "not woken by the send of rank " + std::to_string(waker) +
-                    " within 10 s");
+          check(Clock::now() < deadline, "not woken by the send of rank " +
+                                             std::to_string(waker) +
+                                             " within 10 s");
           bool armed = ctx.api.wait_arm == nullptr ||
                        ctx.api.wait_arm(s.transport()) == HVD_OK;
           if (armed) {
@@ -68,15 +69,14 @@ void case_wait_fd(CaseContext& ctx) {
         check(verify(in.data(), kBytes, seed_of(waker, 0, 7, 0)) < 0,
               "the message that woke the wait fd arrived wrong");
       } else if (s.rank() == waker) {
-        ctx.world.get(sleeper, ctx.name + "." + asleep,
-                      std::chrono::milliseconds(ctx.options.timeout_s * 1000));
+        ctx.world.get(sleeper, asleep, ctx.timeout());
         // Long enough for the sleeper to be asleep on the fd.
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         s.wait(s.send(sleeper, out.data(), kBytes, tag));
       }
     }
   }
-  ctx.world.barrier();
+  ctx.barrier();
 }
 
 void case_abort(CaseContext& ctx) {
@@ -137,7 +137,7 @@ void case_abort(CaseContext& ctx) {
     check(st == reason, "a send after the abort gave " + status_text(st) +
                             " instead of " + status_text(reason));
   }
-  ctx.world.barrier();
+  ctx.barrier();
 }
 
 }  // namespace hvd_conformance

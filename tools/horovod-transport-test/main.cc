@@ -87,8 +87,7 @@ int main(int argc, char** argv) {
     hvd_conformance::BootstrapWorld world(config, api.name);
     hvd::set_log_rank(world.rank());
     if (world.rank() == 0) {
-      std::cout << "transport " << loaded->describe() << ", " << world.size()
-                << " ranks\n";
+      std::cout << loaded->describe() << ", " << world.size() << " ranks\n";
     }
     if (bench) {
       hvd_conformance::run_bench(world, api, std::cout);

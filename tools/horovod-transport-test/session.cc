@@ -14,11 +14,10 @@ namespace {
 // How long the wait loop spins after the last progress before it sleeps.
 constexpr auto kSpin = std::chrono::microseconds(50);
 
-std::string describe(const char* kind, size_t bytes, const char* dir,
-                     int peer, uint64_t tag) {
-  return std::string(kind) + " of " + std::to_string(bytes) + " bytes " +
-         dir + " rank " + std::to_string(peer) + " (tag " +
-         std::to_string(tag) + ")";
+std::string describe(const char* kind, size_t bytes, const char* dir, int peer,
+                     uint64_t tag) {
+  return std::string(kind) + " of " + std::to_string(bytes) + " bytes " + dir +
+         " rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
 }
 
 }  // namespace
@@ -27,24 +26,42 @@ void fail_case(const std::string& why) { throw CaseFailure(why); }
 
 std::string status_text(hvd_status status) {
   switch (status) {
-    case HVD_OK: return "HVD_OK";
-    case HVD_AGAIN: return "HVD_AGAIN";
-    case HVD_ERR_UNSUPPORTED: return "HVD_ERR_UNSUPPORTED";
-    case HVD_ERR_INVALID_ARGUMENT: return "HVD_ERR_INVALID_ARGUMENT";
-    case HVD_ERR_OUT_OF_MEMORY: return "HVD_ERR_OUT_OF_MEMORY";
-    case HVD_ERR_PEER_FAILED: return "HVD_ERR_PEER_FAILED";
-    case HVD_ERR_TIMEOUT: return "HVD_ERR_TIMEOUT";
-    case HVD_ERR_ABORTED: return "HVD_ERR_ABORTED";
-    case HVD_ERR_EPOCH_MISMATCH: return "HVD_ERR_EPOCH_MISMATCH";
-    case HVD_ERR_MISMATCH: return "HVD_ERR_MISMATCH";
-    case HVD_ERR_VERSION: return "HVD_ERR_VERSION";
-    case HVD_ERR_CONFIG: return "HVD_ERR_CONFIG";
-    case HVD_ERR_SYSTEM: return "HVD_ERR_SYSTEM";
-    case HVD_ERR_INTERNAL: return "HVD_ERR_INTERNAL";
-    case HVD_ERR_TRUNCATED: return "HVD_ERR_TRUNCATED";
-    case HVD_ERR_NOT_FOUND: return "HVD_ERR_NOT_FOUND";
-    case HVD_ERR_SHUT_DOWN: return "HVD_ERR_SHUT_DOWN";
-    default: return "status " + std::to_string(status);
+    case HVD_OK:
+      return "HVD_OK";
+    case HVD_AGAIN:
+      return "HVD_AGAIN";
+    case HVD_ERR_UNSUPPORTED:
+      return "HVD_ERR_UNSUPPORTED";
+    case HVD_ERR_INVALID_ARGUMENT:
+      return "HVD_ERR_INVALID_ARGUMENT";
+    case HVD_ERR_OUT_OF_MEMORY:
+      return "HVD_ERR_OUT_OF_MEMORY";
+    case HVD_ERR_PEER_FAILED:
+      return "HVD_ERR_PEER_FAILED";
+    case HVD_ERR_TIMEOUT:
+      return "HVD_ERR_TIMEOUT";
+    case HVD_ERR_ABORTED:
+      return "HVD_ERR_ABORTED";
+    case HVD_ERR_EPOCH_MISMATCH:
+      return "HVD_ERR_EPOCH_MISMATCH";
+    case HVD_ERR_MISMATCH:
+      return "HVD_ERR_MISMATCH";
+    case HVD_ERR_VERSION:
+      return "HVD_ERR_VERSION";
+    case HVD_ERR_CONFIG:
+      return "HVD_ERR_CONFIG";
+    case HVD_ERR_SYSTEM:
+      return "HVD_ERR_SYSTEM";
+    case HVD_ERR_INTERNAL:
+      return "HVD_ERR_INTERNAL";
+    case HVD_ERR_TRUNCATED:
+      return "HVD_ERR_TRUNCATED";
+    case HVD_ERR_NOT_FOUND:
+      return "HVD_ERR_NOT_FOUND";
+    case HVD_ERR_SHUT_DOWN:
+      return "HVD_ERR_SHUT_DOWN";
+    default:
+      return "status " + std::to_string(status);
   }
 }
 
@@ -119,7 +136,7 @@ void Session::listen() {
   hvd_status s = api_.listen(t_, buf, &listener_);
   check(s == HVD_OK, "listen: " + status_text(s) + ": " + last_error());
   uint32_t bytes = ctx_.props.handle_bytes;
-  handles_ = ctx_.world.allgather(Bytes(buf, buf + bytes));
+  handles_ = ctx_.allgather(Bytes(buf, buf + bytes));
 }
 
 void Session::connect_all(ConnectOrder order) {
@@ -129,10 +146,9 @@ void Session::connect_all(ConnectOrder order) {
       hvd_conn_info info{sizeof(info), rank_, p, epoch_};
       hvd_conn* c = nullptr;
       hvd_status s = api_.connect(t_, handles_[p].data(), &info, &c);
-      check(s == HVD_OK && c != nullptr, "connect to rank " +
-                                             std::to_string(p) + ": " +
-                                             status_text(s) + ": " +
-                                             last_error());
+      check(s == HVD_OK && c != nullptr,
+            "connect to rank " + std::to_string(p) + ": " + status_text(s) +
+                ": " + last_error());
       conns_[p] = c;
     }
   };
@@ -153,7 +169,7 @@ void Session::connect_all(ConnectOrder order) {
   switch (order) {
     case ConnectOrder::kConnectFirst:
       connect_lower();
-      ctx_.world.barrier();
+      ctx_.barrier();
       break;
     case ConnectOrder::kAcceptFirst:
       if (need > 0) {
@@ -163,7 +179,7 @@ void Session::connect_all(ConnectOrder order) {
         check(s == HVD_AGAIN, "accept before anyone connected returned " +
                                   status_text(s) + " instead of HVD_AGAIN");
       }
-      ctx_.world.barrier();
+      ctx_.barrier();
       connect_lower();
       break;
     case ConnectOrder::kTogether:
@@ -243,9 +259,8 @@ Op* Session::send(int peer, const void* buf, size_t bytes, uint64_t tag) {
                               status_text(s) + ": " + last_error());
     bool progressed = false;
     for (Op& o : ops_) progressed = (!o.done && test(&o)) || progressed;
-    check(Clock::now() < deadline,
-          describe("isend", bytes, "to", peer, tag) +
-              ": still HVD_AGAIN after the timeout");
+    check(Clock::now() < deadline, describe("isend", bytes, "to", peer, tag) +
+                                       ": still HVD_AGAIN after the timeout");
     if (!progressed) sleep(std::chrono::milliseconds(1));
   }
 }
@@ -264,9 +279,8 @@ Op* Session::recv(int peer, void* buf, size_t bytes, uint64_t tag) {
                               status_text(s) + ": " + last_error());
     bool progressed = false;
     for (Op& o : ops_) progressed = (!o.done && test(&o)) || progressed;
-    check(Clock::now() < deadline,
-          describe("irecv", bytes, "from", peer, tag) +
-              ": still HVD_AGAIN after the timeout");
+    check(Clock::now() < deadline, describe("irecv", bytes, "from", peer, tag) +
+                                       ": still HVD_AGAIN after the timeout");
     if (!progressed) sleep(std::chrono::milliseconds(1));
   }
 }
@@ -277,8 +291,9 @@ bool Session::test(Op* op) {
   hvd_completion c{};
   c.struct_size = sizeof(c);
   hvd_status s = api_.test(op->req, &done, &c);
-  check(s == HVD_OK || s == HVD_AGAIN,
-        "test of the " + op->what + ": " + status_text(s) + ": " + last_error());
+  check(
+      s == HVD_OK || s == HVD_AGAIN,
+      "test of the " + op->what + ": " + status_text(s) + ": " + last_error());
   if (s == HVD_OK && done) {
     op->done = true;
     op->result = c;
@@ -344,10 +359,10 @@ void Session::expect_ok(const Op* op, uint64_t bytes) {
   check(op->result.status == HVD_OK,
         "the " + op->what + " failed: " + status_text(op->result.status) +
             " (peer " + std::to_string(op->result.peer) + ")");
-  check(op->result.bytes == bytes,
-        "the " + op->what + " completed with " +
-            std::to_string(op->result.bytes) + " bytes, expected " +
-            std::to_string(bytes));
+  check(op->result.bytes == bytes, "the " + op->what + " completed with " +
+                                       std::to_string(op->result.bytes) +
+                                       " bytes, expected " +
+                                       std::to_string(bytes));
 }
 
 }  // namespace hvd_conformance

@@ -45,6 +45,11 @@ struct CaseContext {
   std::chrono::seconds timeout() const {
     return std::chrono::seconds(options.timeout_s);
   }
+  // The world's collectives, keyed by case and order within it.
+  std::vector<Bytes> allgather(const Bytes& mine) {
+    return world.allgather(key("allgather"), mine, timeout());
+  }
+  void barrier() { world.barrier(key("barrier"), timeout()); }
 };
 
 // "HVD_ERR_PEER_FAILED" style names, for messages.

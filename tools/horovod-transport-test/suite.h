@@ -15,9 +15,9 @@
 namespace hvd_conformance {
 
 struct SuiteOptions {
-  std::vector<std::string> cases;      // empty: all, in the suite's order
-  uint64_t max_bytes = 256ull << 20;   // largest message of the sizes case
-  int timeout_s = 60;                  // per wait, before a case fails
+  std::vector<std::string> cases;     // empty: all, in the suite's order
+  uint64_t max_bytes = 256ull << 20;  // largest message of the sizes case
+  int timeout_s = 60;                 // per wait, before a case fails
 };
 
 // The cases' names, in the order they run (peer_death last: a rank leaves).

@@ -26,14 +26,26 @@ class World {
   // The table every transport instance of this rank is initialised with.
   virtual const hvd_host* host() = 0;
 
-  // Every rank's `mine`, in rank order. Collective over the world.
-  virtual std::vector<Bytes> allgather(const Bytes& mine) = 0;
-  virtual void barrier() = 0;
   // A value under (this rank, key), and another rank's; get throws
   // std::runtime_error after `timeout`.
   virtual void put(const std::string& key, const Bytes& value) = 0;
   virtual Bytes get(int rank, const std::string& key,
                     std::chrono::milliseconds timeout) = 0;
+
+  // Every rank's value under `key`, in rank order. Built on put and get
+  // with a key per exchange, so a rank that fell out of step (a case that
+  // failed half-way on one rank) times out instead of pairing with the
+  // wrong exchange.
+  std::vector<Bytes> allgather(const std::string& key, const Bytes& mine,
+                               std::chrono::milliseconds timeout) {
+    put(key, mine);
+    std::vector<Bytes> all;
+    for (int r = 0; r < size(); ++r) all.push_back(get(r, key, timeout));
+    return all;
+  }
+  void barrier(const std::string& key, std::chrono::milliseconds timeout) {
+    allgather(key, {}, timeout);
+  }
 
   // Ends this rank the way a crash would. A process exits on the spot,
   // cleaning up nothing; a thread rank first calls `release` (which closes

@@ -33,12 +33,20 @@ inline bool parse_size(const std::string& text, uint64_t* out) {
     const char* name;
     double scale;
   };
-  static const Unit units[] = {
-      {"", 1},           {"b", 1},           {"k", 1024.0},
-      {"kib", 1024.0},   {"kb", 1e3},        {"m", 1048576.0},
-      {"mib", 1048576.0}, {"mb", 1e6},       {"g", 1073741824.0},
-      {"gib", 1073741824.0}, {"gb", 1e9},    {"t", 1099511627776.0},
-      {"tib", 1099511627776.0}, {"tb", 1e12}};
+  static const Unit units[] = {{"", 1},
+                               {"b", 1},
+                               {"k", 1024.0},
+                               {"kib", 1024.0},
+                               {"kb", 1e3},
+                               {"m", 1048576.0},
+                               {"mib", 1048576.0},
+                               {"mb", 1e6},
+                               {"g", 1073741824.0},
+                               {"gib", 1073741824.0},
+                               {"gb", 1e9},
+                               {"t", 1099511627776.0},
+                               {"tib", 1099511627776.0},
+                               {"tb", 1e12}};
   for (const Unit& u : units) {
     if (unit == u.name) scale = u.scale;
   }
@@ -93,12 +101,22 @@ class ConfigReader {
                   int64_t max) const {
     const hvd_config_value* v = find(key);
     if (v == nullptr) return fallback;
-    if (v->type != HVD_VALUE_INT) reject(key, "expected an integer");
-    if (v->int_value < min || v->int_value > max) {
+    int64_t value = v->int_value;
+    if (v->type == HVD_VALUE_STRING && v->string_value != nullptr) {
+      // An environment variable arrives as text.
+      char* end = nullptr;
+      value = std::strtoll(v->string_value, &end, 10);
+      if (end == v->string_value || *end != '\0') {
+        reject(key, "expected an integer");
+      }
+    } else if (v->type != HVD_VALUE_INT) {
+      reject(key, "expected an integer");
+    }
+    if (value < min || value > max) {
       reject(key, "must be between " + std::to_string(min) + " and " +
                       std::to_string(max));
     }
-    return v->int_value;
+    return value;
   }
 
   // A comma-separated string or an array of strings; empty entries dropped.

@@ -23,9 +23,8 @@ inline void check_host(const hvd_host* host) {
 }
 
 inline bool log_enabled(const hvd_host* host, hvd_log_level level) {
-  return host->log != nullptr &&
-         (host->log_enabled == nullptr ||
-          host->log_enabled(host->ctx, level) != 0);
+  return host->log != nullptr && (host->log_enabled == nullptr ||
+                                  host->log_enabled(host->ctx, level) != 0);
 }
 
 inline void log(const hvd_host* host, hvd_log_level level,

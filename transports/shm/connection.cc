@@ -1,5 +1,7 @@
 // The data path of a shm connection: frames through the rings, matching,
 // rendezvous copies, one-sided copies, failure.
+#include "connection.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 
 #include "common/boundary.h"
 #include "common/host_access.h"
-#include "connection.h"
 #include "copy.h"
 #include "names.h"
 #include "unix_socket.h"
@@ -105,8 +106,8 @@ hvd_status Connection::irecv(void* buf, size_t bytes, uint64_t tag,
   return HVD_OK;
 }
 
-hvd_status Connection::iput(const void* src, RemoteRegion* dst,
-                            uint64_t offset, size_t bytes, Request** out) {
+hvd_status Connection::iput(const void* src, RemoteRegion* dst, uint64_t offset,
+                            size_t bytes, Request** out) {
   if (!usable()) return refusal();
   if (offset > dst->bytes || bytes > dst->bytes - offset) {
     return refuse(HVD_ERR_INVALID_ARGUMENT,
@@ -241,7 +242,7 @@ bool Connection::rx_progress() {
       on_frame(frame);
       continue;
     }
-    uint64_t ready = reader_.available(1);
+    uint64_t ready = reader_.available(std::min(rx_remaining_, chunk_));
     if (ready == UINT64_MAX) {
       protocol_error("ring index out of range");
       return true;
@@ -419,8 +420,8 @@ bool Connection::copy_progress() {
   for (Request* r = copies_.front(); r != nullptr;) {
     Request* next = RequestQueue::next(r);
     uint64_t n = std::min(kCopyChunk, r->copy_total - r->done);
-    if (n > 0) copy_bytes(r->copy_dst + r->done, r->copy_src + r->done, n,
-                          r->streaming);
+    if (n > 0)
+      copy_bytes(r->copy_dst + r->done, r->copy_src + r->done, n, r->streaming);
     r->done += n;
     moved = true;
     if (r->done == r->copy_total) {
@@ -481,8 +482,9 @@ bool Connection::tx_progress() {
         continue;
       }
     }
-    uint64_t n = std::min({writer_.space(1), r->bytes - r->done, chunk_,
-                           budget});
+    uint64_t want = std::min(r->bytes - r->done, chunk_);
+    uint64_t n =
+        std::min({writer_.space(want), r->bytes - r->done, chunk_, budget});
     if (n == 0 && r->done < r->bytes) break;
     if (n > 0) {
       writer_.write(r->buf + r->done, n);
@@ -507,7 +509,8 @@ bool Connection::tx_progress() {
 void Connection::complete(Request* req, hvd_status status, uint64_t bytes) {
   active_.remove(req);
   int32_t peer = -1;
-  if (status != HVD_OK) peer = state_ == State::kFailed ? fail_peer_ : peer_rank_;
+  if (status != HVD_OK)
+    peer = state_ == State::kFailed ? fail_peer_ : peer_rank_;
   t_.finish(req, status, peer, bytes);
 }
 

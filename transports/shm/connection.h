@@ -44,8 +44,8 @@ class Connection {
   hvd_status irecv(void* buf, size_t bytes, uint64_t tag, Request** out);
   hvd_status iput(const void* src, RemoteRegion* dst, uint64_t offset,
                   size_t bytes, Request** out);
-  hvd_status iget(void* dst, RemoteRegion* src, uint64_t offset,
-                  size_t bytes, Request** out);
+  hvd_status iget(void* dst, RemoteRegion* src, uint64_t offset, size_t bytes,
+                  Request** out);
   hvd_status import(const void* key, size_t key_bytes, RemoteRegion** out);
 
   // One pass: take what arrived, copy, send what waits. Whether anything

@@ -20,8 +20,9 @@ constexpr size_t kStreamingMinimum = 4096;
 // done.
 size_t align_head(uint8_t*& dst, const uint8_t*& src, size_t& bytes,
                   size_t alignment) {
-  size_t head = (alignment - (reinterpret_cast<uintptr_t>(dst) &
-                              (alignment - 1))) & (alignment - 1);
+  size_t head =
+      (alignment - (reinterpret_cast<uintptr_t>(dst) & (alignment - 1))) &
+      (alignment - 1);
   if (head > bytes) head = bytes;
   std::memcpy(dst, src, head);
   dst += head;

@@ -14,8 +14,8 @@
 
 namespace hvd_shm {
 
-using hvd_transport_common::Failure;
 using hvd_transport_common::fail;
+using hvd_transport_common::Failure;
 
 namespace {
 
@@ -73,7 +73,8 @@ Hello Connection::make_hello(uint16_t kind, hvd_status status) const {
   h.pid = static_cast<uint32_t>(getpid());
   h.ring_bytes = t_.options().ring_bytes;
   copy_string(h.prefix, sizeof(h.prefix), name_prefix());
-  if (kind == kHello) copy_string(h.segment, sizeof(h.segment), segment_->name());
+  if (kind == kHello)
+    copy_string(h.segment, sizeof(h.segment), segment_->name());
   return h;
 }
 

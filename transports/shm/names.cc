@@ -20,7 +20,7 @@ std::string job_part() {
   for (const char* p = job; *p != '\0' && out.size() < 64; ++p) {
     char ch = *p;
     bool safe = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                (ch >= '0' && ch <= '9') || ch == '.' || ch == '_';
+                (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
     out += safe ? ch : '_';
   }
   return out;

@@ -15,10 +15,10 @@ Options read_options(const hvd_host* host) {
   }
   o.max_requests = static_cast<uint32_t>(
       reader.integer("max_requests", o.max_requests, 1, 1 << 20));
-  o.streaming_threshold = reader.size(
-      "streaming_threshold", o.streaming_threshold, 0, UINT64_MAX);
-  o.rendezvous_threshold = reader.size(
-      "rendezvous_threshold", o.rendezvous_threshold, 0, UINT64_MAX);
+  o.streaming_threshold =
+      reader.size("streaming_threshold", o.streaming_threshold, 0, UINT64_MAX);
+  o.rendezvous_threshold = reader.size("rendezvous_threshold",
+                                       o.rendezvous_threshold, 0, UINT64_MAX);
   return o;
 }
 

@@ -253,8 +253,8 @@ hvd_status shm_iput(hvd_conn* c, const void* src, hvd_mr*, hvd_remote_mr* dst,
     require(dst, "remote region");
     require(req, "request");
     Request* r = nullptr;
-    hvd_status s = as_conn(c)->iput(
-        src, reinterpret_cast<RemoteRegion*>(dst), dst_offset, bytes, &r);
+    hvd_status s = as_conn(c)->iput(src, reinterpret_cast<RemoteRegion*>(dst),
+                                    dst_offset, bytes, &r);
     if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
     return s;
   });
@@ -266,8 +266,8 @@ hvd_status shm_iget(hvd_conn* c, void* dst, hvd_mr*, hvd_remote_mr* src,
     require(src, "remote region");
     require(req, "request");
     Request* r = nullptr;
-    hvd_status s = as_conn(c)->iget(
-        dst, reinterpret_cast<RemoteRegion*>(src), src_offset, bytes, &r);
+    hvd_status s = as_conn(c)->iget(dst, reinterpret_cast<RemoteRegion*>(src),
+                                    src_offset, bytes, &r);
     if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
     return s;
   });

@@ -33,11 +33,11 @@ struct Hello {
   int32_t rank;           // sender's world rank
   int32_t expected_rank;  // who the sender thinks it talks to, or -1
   uint64_t epoch;
-  int32_t status;         // reply: HVD_OK or why the acceptor refuses
+  int32_t status;  // reply: HVD_OK or why the acceptor refuses
   uint32_t pid;
   uint64_t ring_bytes;
-  char prefix[96];        // sender's name prefix (its memory segments)
-  char segment[96];       // hello: the connection segment's name
+  char prefix[96];   // sender's name prefix (its memory segments)
+  char segment[96];  // hello: the connection segment's name
 };
 
 enum FrameType : uint32_t {

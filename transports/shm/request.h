@@ -49,19 +49,17 @@ struct Request {
   hvd_transport_common::Link active;  // in the connection's pending set
 };
 
-using RequestQueue =
-    hvd_transport_common::List<Request, &Request::queue>;
-using ActiveRequests =
-    hvd_transport_common::List<Request, &Request::active>;
+using RequestQueue = hvd_transport_common::List<Request, &Request::queue>;
+using ActiveRequests = hvd_transport_common::List<Request, &Request::active>;
 
 // A message that arrived before its receive was posted.
 struct Unexpected {
   uint64_t tag = 0;
   uint64_t length = 0;
-  uint8_t* data = nullptr;  // eager: a buffer of `length` bytes (malloc)
-  bool complete = false;    // eager: all of it is in `data`
+  uint8_t* data = nullptr;     // eager: a buffer of `length` bytes (malloc)
+  bool complete = false;       // eager: all of it is in `data`
   Request* matched = nullptr;  // a receive posted while it still arrives
-  bool rendezvous = false;  // the payload waits in the sender's segment
+  bool rendezvous = false;     // the payload waits in the sender's segment
   uint64_t segment = 0;
   uint64_t offset = 0;
   uint64_t cookie = 0;

@@ -39,8 +39,8 @@ std::unique_ptr<Segment> Segment::open(const std::string& name) {
   s->fd_ = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (s->fd_ < 0) {
     if (errno == ENOENT) {
-      fail(HVD_ERR_NOT_FOUND, "shared memory " + name +
-                                  " does not exist (freed by its owner?)");
+      fail(HVD_ERR_NOT_FOUND,
+           "shared memory " + name + " does not exist (freed by its owner?)");
     }
     fail_errno("shm_open(" + name + ")");
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 
 namespace hvd_tcp {
 
@@ -27,8 +28,9 @@ void Address::set_port(uint16_t port) {
 std::string Address::text() const {
   char buf[INET6_ADDRSTRLEN] = {};
   if (family() == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr,
-              buf, sizeof(buf));
+    inet_ntop(AF_INET,
+              &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, buf,
+              sizeof(buf));
     return std::string(buf) + ":" + std::to_string(port());
   }
   inet_ntop(AF_INET6,
@@ -108,6 +110,22 @@ std::vector<Address> advertised_addresses() {
   return out.empty() ? loopback : out;
 }
 
+double link_gbps(const std::vector<std::string>& names) {
+  std::vector<std::string> list = names;
+  if (list.empty()) {
+    for (const Found& f : all_addresses()) {
+      if (!f.loopback) list.push_back(f.name);
+    }
+  }
+  double best = 0;
+  for (const std::string& name : list) {
+    std::ifstream in("/sys/class/net/" + name + "/speed");
+    long mbps = -1;
+    if (in >> mbps && mbps > 0) best = std::max(best, mbps / 1000.0);
+  }
+  return best;
+}
+
 void write_handle(const std::vector<Address>& addresses, Handle* out) {
   std::memset(out, 0, sizeof(*out));
   out->magic = kHandleMagic;
@@ -119,7 +137,8 @@ void write_handle(const std::vector<Address>& addresses, Handle* out) {
     if (a.family() == AF_INET) {
       e.family = 4;
       std::memcpy(e.address,
-                  &reinterpret_cast<const sockaddr_in*>(&a.storage)->sin_addr, 4);
+                  &reinterpret_cast<const sockaddr_in*>(&a.storage)->sin_addr,
+                  4);
     } else {
       e.family = 6;
       std::memcpy(e.address,

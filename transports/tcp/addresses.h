@@ -34,6 +34,11 @@ std::vector<Address> interface_addresses(const std::string& name);
 // interface that is up, loopback last and only when nothing else exists.
 std::vector<Address> advertised_addresses();
 
+// The fastest link speed the kernel reports for these interfaces (all that
+// are up and not loopback when `names` is empty), in Gbit/s; 0 when none
+// reports one (virtual NICs often do not).
+double link_gbps(const std::vector<std::string>& names);
+
 constexpr uint32_t kHandleMagic = 0x48565450;  // "HVTP"
 constexpr uint16_t kHandleVersion = 1;
 constexpr size_t kHandleEntries = 12;
@@ -41,7 +46,7 @@ constexpr size_t kHandleEntries = 12;
 struct HandleEntry {
   uint8_t family;  // 4 or 6
   uint8_t reserved;
-  uint16_t port;   // host order
+  uint16_t port;  // host order
   uint8_t address[16];
 };
 

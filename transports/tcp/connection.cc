@@ -1,4 +1,6 @@
 // The data path of a tcp connection.
+#include "connection.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 
 #include "common/boundary.h"
 #include "common/host_access.h"
-#include "connection.h"
 #include "sockets.h"
 
 namespace hvd_tcp {
@@ -126,7 +127,7 @@ void Connection::on_event(uint32_t index, uint32_t events) {
   } else if (at_end(s.fd)) {
     // Data waiting here belongs to a message whose header stream 0 has not
     // delivered yet; only the end of the stream is news.
-    peer_gone(-2);
+    peer_gone(s, -2);
   }
 }
 
@@ -148,6 +149,7 @@ void Connection::set_interest(Stream& s) {
 
 bool Connection::rx_stream0() {
   Stream& s = streams_[0];
+  if (s.ended) return false;
   uint8_t* staging = staging_.get();
   const size_t capacity = Transport::kScratchBytes;
   uint64_t budget = kReadBudget;
@@ -169,8 +171,8 @@ bool Connection::rx_stream0() {
       staged_end_ = staged;
       long n = recv_some(s.fd, staging + staged_end_, capacity - staged_end_);
       if (n < 0) {
-        peer_gone(n);
-        return true;
+        peer_gone(s, n);
+        return moved;
       }
       if (n == 0) break;
       staged_end_ += static_cast<size_t>(n);
@@ -211,8 +213,8 @@ bool Connection::rx_stream0() {
       if (n > 0) staged_end_ = static_cast<size_t>(n);
     }
     if (n < 0) {
-      peer_gone(n);
-      return true;
+      peer_gone(s, n);
+      return moved;
     }
     if (n == 0) break;
     budget -= std::min<uint64_t>(budget, static_cast<uint64_t>(n));
@@ -277,6 +279,7 @@ void Connection::on_header(const FrameHeader& frame) {
 }
 
 bool Connection::rx_parts(Stream& s) {
+  if (s.ended) return false;
   uint64_t budget = kReadBudget;
   bool moved = false;
   while (state_ == State::kEstablished) {
@@ -286,8 +289,8 @@ bool Connection::rx_parts(Stream& s) {
           s.fd, reinterpret_cast<uint8_t*>(&s.part_header) + s.part_header_got,
           sizeof(PartHeader) - s.part_header_got);
       if (n < 0) {
-        peer_gone(n);
-        return true;
+        peer_gone(s, n);
+        return moved;
       }
       if (n == 0) break;
       moved = true;
@@ -319,8 +322,8 @@ bool Connection::rx_parts(Stream& s) {
                           : std::min<uint64_t>(left, Transport::kScratchBytes));
     long n = recv_some(s.fd, target != nullptr ? target : t_.scratch(), want);
     if (n < 0) {
-      peer_gone(n);
-      return true;
+      peer_gone(s, n);
+      return moved;
     }
     if (n == 0) break;
     s.part_done += static_cast<uint64_t>(n);
@@ -369,8 +372,8 @@ bool Connection::tx(Stream& s) {
     iovec iov[64];
     int count = 0;
     uint64_t batch = 0;
-    for (TxItem* it = s.tx.front(); it != nullptr && count < 62 &&
-                                    batch < kWriteBatch;
+    for (TxItem* it = s.tx.front();
+         it != nullptr && count < 62 && batch < kWriteBatch;
          it = TxQueue::next(it)) {
       uint64_t sent = it->sent;
       if (sent < it->header_bytes) {
@@ -387,7 +390,7 @@ bool Connection::tx(Stream& s) {
     }
     long n = send_some(s.fd, iov, count);
     if (n < 0) {
-      peer_gone(n);
+      peer_gone(s, n);
       return true;
     }
     if (n == 0) break;
@@ -424,10 +427,28 @@ void Connection::complete(Request* req, hvd_status status, uint64_t bytes) {
   t_.finish(req, status, peer, bytes);
 }
 
-void Connection::peer_gone(long result) {
-  std::string how = result == -2 ? "closed the connection or exited"
-                                 : std::string("is unreachable: ") +
-                                       std::strerror(errno);
+void Connection::peer_gone(Stream& s, long result) {
+  std::string how =
+      result == -2 ? "closed the connection or exited"
+                   : std::string("is unreachable: ") + std::strerror(errno);
+  s.ended = true;
+  if (draining_ || state_ != State::kEstablished) {
+    if (state_ != State::kEstablished) {
+      fail(HVD_ERR_PEER_FAILED, peer_rank_,
+           "rank " + std::to_string(peer_rank_) + " " + how);
+    }
+    return;
+  }
+  draining_ = true;
+  for (bool moved = true; moved && state_ == State::kEstablished;) {
+    moved = rx_stream0();
+    for (size_t i = 1; i < streams_.size(); ++i) {
+      Stream& other = streams_[i];
+      if (other.in_part || !other.expected.empty()) {
+        moved = rx_parts(other) || moved;
+      }
+    }
+  }
   fail(HVD_ERR_PEER_FAILED, peer_rank_,
        "rank " + std::to_string(peer_rank_) + " " + how);
 }

@@ -81,6 +81,7 @@ class Connection {
     uint64_t part_done = 0;
     PartHeader part_header{};
     size_t part_header_got = 0;
+    bool ended = false;  // the peer closed this socket
   };
 
   hvd_status refusal() const;
@@ -98,7 +99,9 @@ class Connection {
   void part_done(InMessage* m);
   void deliver(InMessage* m, Request* recv);
   void complete(Request* req, hvd_status status, uint64_t bytes);
-  void peer_gone(long result);
+  // A stream ended (recv_some's -2) or failed (-1): what arrived on the
+  // others before is still delivered, then the connection fails.
+  void peer_gone(Stream& s, long result);
   void protocol_error(const std::string& what);
   void enqueue(Stream& s, TxItem* item);
 
@@ -118,6 +121,7 @@ class Connection {
   std::string connect_errors_;
   std::vector<Stream> streams_;
   size_t attached_ = 0;
+  bool draining_ = false;
 
   ActiveRequests active_;
   RequestQueue posted_;

@@ -148,7 +148,7 @@ void Connection::step_connecting(Stream& s) {
               sizeof(Hello) - s.shaken};
     long n = send_some(s.fd, &iov, 1);
     if (n < 0) {
-      peer_gone(n);
+      peer_gone(s, n);
       return;
     }
     s.shaken += static_cast<size_t>(n);
@@ -160,7 +160,7 @@ void Connection::step_connecting(Stream& s) {
     long n = recv_some(s.fd, reinterpret_cast<uint8_t*>(&s.ack) + s.shaken,
                        sizeof(Ack) - s.shaken);
     if (n < 0) {
-      peer_gone(n);
+      peer_gone(s, n);
       return;
     }
     s.shaken += static_cast<size_t>(n);
@@ -241,7 +241,7 @@ void Connection::step_accepting(Stream& s) {
   iovec iov{reinterpret_cast<uint8_t*>(&a) + s.shaken, sizeof(Ack) - s.shaken};
   long n = send_some(s.fd, &iov, 1);
   if (n < 0) {
-    peer_gone(n);
+    peer_gone(s, n);
     return;
   }
   s.shaken += static_cast<size_t>(n);

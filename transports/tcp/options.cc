@@ -11,8 +11,8 @@ Options read_options(const hvd_host* host) {
   Options o;
   o.streams = static_cast<uint32_t>(
       reader.integer("streams", o.streams, 1, kMaxStreams));
-  o.split_threshold = reader.size("split_threshold", o.split_threshold, 4096,
-                                  UINT64_MAX);
+  o.split_threshold =
+      reader.size("split_threshold", o.split_threshold, 4096, UINT64_MAX);
   o.max_requests = static_cast<uint32_t>(
       reader.integer("max_requests", o.max_requests, 1, 1 << 20));
   o.interfaces = reader.list("interfaces");
@@ -23,8 +23,8 @@ Options read_options(const hvd_host* host) {
         known += (known.empty() ? "" : ", ") + n;
       }
       reader.reject("interfaces", "no interface '" + name +
-                                      "' with an address here (have: " +
-                                      known + ")");
+                                      "' with an address here (have: " + known +
+                                      ")");
     }
   }
   return o;

@@ -29,7 +29,7 @@ struct Hello {
   int32_t expected_rank;  // whom it means to reach, or -1
   uint32_t reserved2;
   uint64_t epoch;
-  uint64_t conn_key;      // the same on every stream of the connection
+  uint64_t conn_key;  // the same on every stream of the connection
 };
 
 struct Ack {

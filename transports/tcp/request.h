@@ -21,7 +21,7 @@ struct Request {
   uint8_t* buf = nullptr;
   uint64_t bytes = 0;
   uint64_t tag = 0;
-  uint32_t parts_left = 0;  // send: pieces not yet fully written
+  uint32_t parts_left = 0;       // send: pieces not yet fully written
   InMessage* message = nullptr;  // receive: the message it is matched to
 
   bool complete = false;

@@ -34,8 +34,8 @@ Address any_address(int family) {
 }
 
 int listen_on(const Address& address) {
-  int fd = socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                  0);
+  int fd =
+      socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) fail_errno("socket");
   int one = 1, zero = 0;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -130,8 +130,8 @@ long recv_some(int fd, void* buf, size_t bytes) {
 bool at_end(int fd) {
   char c;
   ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-                    errno != EINTR);
+  return n == 0 ||
+         (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 }  // namespace hvd_tcp

@@ -47,6 +47,10 @@ struct ControlPlane::Impl {
   // learns every rank's host.
   void start();
   void connect_to_parent(int parent, Clock::time_point deadline);
+  // Handshake on a fresh connection (the fd is taken over): true when
+  // welcomed, false when refused for a stale token (read the address again).
+  bool shake_hands(int fd, int parent, uint64_t token,
+                   Clock::time_point deadline, const std::string& peer);
   void accept_children(int listen_fd, const std::vector<int>& children,
                        Clock::time_point deadline);
   void exchange_hosts(Clock::time_point deadline);
@@ -156,8 +160,6 @@ struct ControlPlane::Impl {
   std::vector<std::vector<uint8_t>> spare_buffers_;
   std::vector<pollfd> caller_polls_;
 };
-
-int64_t now_ns();
 
 template <typename Done, typename What>
 void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,

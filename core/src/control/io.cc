@@ -13,12 +13,7 @@
 namespace hvd {
 
 using control::FrameType;
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             Clock::now().time_since_epoch())
-      .count();
-}
+using control::now_ns;
 
 namespace {
 

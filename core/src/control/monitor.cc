@@ -53,7 +53,7 @@ void ControlPlane::Impl::monitor() {
       std::unique_lock<std::mutex> io(io_mutex_, std::try_to_lock);
       if (io.owns_lock()) drain_all();
     }
-    int64_t now = now_ns();
+    int64_t now = control::now_ns();
     int64_t wake_at = now + interval;
 
     for (size_t i = 0; i < links_.size(); ++i) {
@@ -120,7 +120,7 @@ void ControlPlane::Impl::monitor() {
                static_cast<short>(POLLIN |
                                   (link->tx_backlog.load() ? POLLOUT : 0)),
                0});
-    int64_t wait = std::max<int64_t>(0, wake_at - now_ns());
+    int64_t wait = std::max<int64_t>(0, wake_at - control::now_ns());
     int wait_ms = static_cast<int>(
         std::min<int64_t>((wait + kMs - 1) / kMs, 3600 * 1000));
     int n = poll(polls.data(), polls.size(), wait_ms);

@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -145,37 +144,32 @@ int listen_tcp(const std::string& ip, int backlog, int* port) {
 int connect_tcp(const std::string& ip, int port, Clock::time_point deadline,
                 const std::string& what) {
   sockaddr_in address = make_address(ip, port);
-  std::string target = ip + ":" + std::to_string(port);
-  for (;;) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-      throw Error(HVD_ERR_SYSTEM, system_error("control plane: socket"));
-    int rc = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    int error = rc == 0 ? 0 : errno;
-    if (error == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      int n = poll(&p, 1, poll_timeout_ms(deadline));
-      socklen_t length = sizeof error;
-      if (n <= 0)
-        error = ETIMEDOUT;
-      else
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
-    }
-    if (error == 0) {
-      set_nodelay(fd);
-      return fd;
-    }
-    close(fd);
-    bool retry = error == ECONNREFUSED || error == ECONNRESET ||
-                 error == EAGAIN || error == EINTR;
-    if (!retry || Clock::now() >= deadline) {
-      errno = error;
-      throw Error(error == ETIMEDOUT ? HVD_ERR_TIMEOUT : HVD_ERR_SYSTEM,
-                  system_error("control plane: connecting to " + what + " at " +
-                               target));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    throw Error(HVD_ERR_SYSTEM, system_error("control plane: socket"));
+  int rc = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  int error = rc == 0 ? 0 : errno;
+  if (error == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int n = poll(&p, 1, poll_timeout_ms(deadline));
+    socklen_t length = sizeof error;
+    if (n <= 0)
+      error = ETIMEDOUT;
+    else
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
   }
+  if (error == 0) {
+    set_nodelay(fd);
+    return fd;
+  }
+  close(fd);
+  bool again = error == ECONNREFUSED || error == ECONNRESET ||
+               error == ETIMEDOUT || error == EAGAIN || error == EINTR;
+  if (again) return -1;
+  errno = error;
+  throw Error(HVD_ERR_SYSTEM,
+              system_error("control plane: connecting to " + what + " at " +
+                           ip + ":" + std::to_string(port)));
 }
 
 int accept_tcp(int listen_fd) {
@@ -212,6 +206,12 @@ bool split_host_port(const std::string& text, std::string* host, int* port) {
   *host = text.substr(0, colon);
   *port = static_cast<int>(value);
   return true;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             Clock::now().time_since_epoch())
+      .count();
 }
 
 int poll_timeout_ms(Clock::time_point deadline) {

@@ -5,12 +5,16 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace hvd::control {
 
 using Clock = std::chrono::steady_clock;
+
+// Clock::now() as nanoseconds, for atomics.
+int64_t now_ns();
 
 struct ListenAddress {
   std::string bind_ip;     // what the listener binds
@@ -30,8 +34,9 @@ ListenAddress choose_listen_address(const std::vector<std::string>& interfaces,
 // sets *port.
 int listen_tcp(const std::string& ip, int backlog, int* port);
 
-// Connects to ip:port, retrying while the peer is not yet listening, until
-// `deadline`. Returns a non-blocking fd with TCP_NODELAY set.
+// One attempt to connect to ip:port, waiting up to `deadline`. Returns a
+// non-blocking fd with TCP_NODELAY set, or -1 when refused, reset or not
+// answered (worth another try); throws on other errors.
 int connect_tcp(const std::string& ip, int port, Clock::time_point deadline,
                 const std::string& what);
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "bootstrap/bootstrap.h"
 #include "common/log.h"
@@ -143,45 +144,66 @@ void ControlPlane::Impl::start() {
     if (!children.empty()) accept_children(listener.get(), children, deadline);
   }
 
-  int64_t now = now_ns();
+  int64_t now = control::now_ns();
   for (auto& link : links_) {
     link->last_receive.store(now);
     link->last_send.store(now);
   }
   monitor_thread_ = std::thread([this] { monitor(); });
   exchange_hosts(deadline);
-  armed_at_.store(now_ns());
+  armed_at_.store(control::now_ns());
   armed_.store(true);
 }
 
 void ControlPlane::Impl::connect_to_parent(int parent,
                                            Clock::time_point deadline) {
   std::string peer = "rank " + std::to_string(parent) + " (this rank's parent)";
-  auto address_bytes =
-      bootstrap_.get(parent, control::kAddressKey, remaining(deadline));
-  auto token_bytes =
-      bootstrap_.get(parent, control::kTokenKey, remaining(deadline));
-  std::string address(address_bytes.begin(), address_bytes.end());
-  std::string ip;
-  int port = 0;
-  if (!control::split_host_port(address, &ip, &port) || token_bytes.size() != 8)
-    throw Error(HVD_ERR_INTERNAL, "control plane: " + peer +
-                                      " published a malformed address '" +
-                                      address + "'");
+  // What the bootstrap holds may be stale (left by a control plane made
+  // before this one, keys being re-put): a refused connection, or a token
+  // the parent no longer has, means read it again, until the deadline.
+  for (;;) {
+    auto address_bytes =
+        bootstrap_.get(parent, control::kAddressKey, remaining(deadline));
+    auto token_bytes =
+        bootstrap_.get(parent, control::kTokenKey, remaining(deadline));
+    std::string address(address_bytes.begin(), address_bytes.end());
+    std::string ip;
+    int port = 0;
+    if (!control::split_host_port(address, &ip, &port) ||
+        token_bytes.size() != 8)
+      throw Error(HVD_ERR_INTERNAL, "control plane: " + peer +
+                                        " published a malformed address '" +
+                                        address + "'");
+    auto attempt =
+        std::min(deadline, Clock::now() + std::chrono::milliseconds(500));
+    int fd = control::connect_tcp(ip, port, attempt, peer);
+    if (fd >= 0 && shake_hands(fd, parent, control::get_u64(token_bytes.data()),
+                               deadline, peer))
+      return;
+    if (Clock::now() >= deadline)
+      throw Error(HVD_ERR_TIMEOUT,
+                  "control plane: rank " + std::to_string(rank_) +
+                      " could not connect to " + peer + " at " + address +
+                      " within " +
+                      control::describe_duration(options_.start_timeout),
+                  parent);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
-  FdGuard fd(control::connect_tcp(ip, port, deadline, peer));
+bool ControlPlane::Impl::shake_hands(int fd, int parent, uint64_t token,
+                                     Clock::time_point deadline,
+                                     const std::string& peer) {
+  auto link = std::make_unique<Link>(fd, parent, "", true);
   control::Hello hello;
   hello.rank = rank_;
   hello.size = size_;
   hello.epoch = options_.epoch;
-  hello.token = control::get_u64(token_bytes.data());
+  hello.token = token;
   hello.job_id = options_.job_id;
   hello.host = host_;
-  write_frame(fd.get(), FrameType::hello, control::encode(hello), deadline,
-              peer);
+  write_frame(fd, FrameType::hello, control::encode(hello), deadline, peer);
 
-  auto link = std::make_unique<Link>(fd.get(), parent, "", true);
-  fd.release();
   FrameType type;
   std::vector<uint8_t> reply;
   if (!read_frame(link->fd, link->reader, deadline, &type, &reply, peer))
@@ -193,6 +215,7 @@ void ControlPlane::Impl::connect_to_parent(int parent,
     control::Decoder in(reply.data(), reply.size());
     auto status = static_cast<hvd_status>(in.u32());
     std::string reason = in.str();
+    if (in.ok() && status == HVD_AGAIN) return false;  // a stale token
     throw Error(in.ok() ? status : HVD_ERR_MISMATCH,
                 "control plane: " + peer + " refused rank " +
                     std::to_string(rank_) + ": " + reason,
@@ -208,6 +231,7 @@ void ControlPlane::Impl::connect_to_parent(int parent,
   link->host = welcome.host;
   parent_ = link.get();
   links_.insert(links_.begin(), std::move(link));
+  return true;
 }
 
 void ControlPlane::Impl::accept_children(int listen_fd,
@@ -249,7 +273,10 @@ void ControlPlane::Impl::accept_children(int listen_fd,
     if (hello.size != size_)
       return "world size " + std::to_string(hello.size) + ", rank " +
              std::to_string(rank_) + "'s is " + std::to_string(size_);
-    if (hello.token != token_) return "wrong connection token";
+    if (hello.token != token_) {
+      *status = HVD_AGAIN;  // it read an address this rank published before
+      return "wrong connection token";
+    }
     auto at = std::find(children.begin(), children.end(), hello.rank);
     if (at == children.end())
       return "rank " + std::to_string(hello.rank) + " is not a child of rank " +
@@ -315,8 +342,13 @@ void ControlPlane::Impl::accept_children(int listen_fd,
           accepted[index]->reader = std::move(*p.reader);
           ++connected;
         } else {
-          HVD_LOG(WARNING) << "control plane: refused a connection to rank "
-                           << rank_ << ": " << refusal;
+          if (status == HVD_AGAIN) {
+            HVD_LOG(DEBUG) << "control plane: refused a stale connection to "
+                           << "rank " << rank_ << ": " << refusal;
+          } else {
+            HVD_LOG(WARNING) << "control plane: refused a connection to rank "
+                             << rank_ << ": " << refusal;
+          }
           if (!gone) {
             try {
               write_frame(

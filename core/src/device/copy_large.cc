@@ -26,9 +26,8 @@ size_t align_head(char* dst, const char* src, size_t bytes) {
   return head;
 }
 
-__attribute__((target("avx"))) void stream_copy_avx(char* dst,
-                                                     const char* src,
-                                                     size_t bytes) {
+__attribute__((target("avx"))) void stream_copy_avx(char* dst, const char* src,
+                                                    size_t bytes) {
   const size_t head = align_head(dst, src, bytes);
   dst += head;
   src += head;

@@ -84,7 +84,8 @@ CudaRuntime::CudaRuntime() {
 std::string CudaRuntime::error_text(Error error) const {
   std::string text = GetErrorName != nullptr ? GetErrorName(error) : "";
   if (text.empty()) text = "CUDA error " + std::to_string(error);
-  if (GetErrorString != nullptr) text += std::string(": ") + GetErrorString(error);
+  if (GetErrorString != nullptr)
+    text += std::string(": ") + GetErrorString(error);
   return text;
 }
 

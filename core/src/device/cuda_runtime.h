@@ -9,9 +9,9 @@ namespace hvd {
 
 class CudaRuntime {
  public:
-  using Error = int;                // cudaError_t
-  using Stream = void*;             // cudaStream_t
-  using Event = void*;              // cudaEvent_t
+  using Error = int;     // cudaError_t
+  using Stream = void*;  // cudaStream_t
+  using Event = void*;   // cudaEvent_t
   static constexpr Error kSuccess = 0;
   static constexpr Error kNotReady = 600;
   static constexpr unsigned kStreamNonBlocking = 0x1;

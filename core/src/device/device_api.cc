@@ -13,7 +13,7 @@
 
 struct hvd_stream_s {
   hvd_device device;
-  std::unique_ptr<hvd::HostStream> host;   // HVD_MEM_HOST
+  std::unique_ptr<hvd::HostStream> host;    // HVD_MEM_HOST
   hvd::CudaRuntime::Stream cuda = nullptr;  // HVD_MEM_CUDA
 };
 
@@ -51,10 +51,10 @@ std::string describe(hvd_device device) {
 const CudaRuntime& cuda_for(hvd_device device) {
   const CudaRuntime& cuda = CudaRuntime::get();
   if (device.id < 0 || device.id >= cuda.device_count()) {
-    std::string why = cuda.device_count() == 0
-                          ? cuda.unavailable_reason()
-                          : std::to_string(cuda.device_count()) +
-                                " CUDA device(s) here";
+    std::string why =
+        cuda.device_count() == 0
+            ? cuda.unavailable_reason()
+            : std::to_string(cuda.device_count()) + " CUDA device(s) here";
     invalid(describe(device) + " is not usable: " + why);
   }
   return cuda;
@@ -253,9 +253,9 @@ hvd_status mem_alloc(void*, hvd_device device, size_t bytes, void** out) {
       check_host_device(device);
       void* p = nullptr;
       if (posix_memalign(&p, 64, bytes > 0 ? bytes : 1) != 0) {
-        throw Error(HVD_ERR_OUT_OF_MEMORY,
-                    "device layer: cannot allocate " + std::to_string(bytes) +
-                        " bytes of host memory");
+        throw Error(HVD_ERR_OUT_OF_MEMORY, "device layer: cannot allocate " +
+                                               std::to_string(bytes) +
+                                               " bytes of host memory");
       }
       *out = p;
     } else if (device.kind == HVD_MEM_CUDA) {
@@ -308,16 +308,14 @@ hvd_status memcpy_async(void*, void* dst, hvd_device dst_device,
         (src_device.kind == HVD_MEM_HOST || src_device.kind == HVD_MEM_CUDA) &&
         (stream == nullptr || stream->device.kind == HVD_MEM_CUDA);
     if (!cuda_only) {
-      unsupported("copy from " + describe(src_device) + " to " +
-                  describe(dst_device) +
-                  (stream != nullptr ? " on a " + describe(stream->device) +
-                                           " stream"
-                                     : std::string()));
+      unsupported(
+          "copy from " + describe(src_device) + " to " + describe(dst_device) +
+          (stream != nullptr ? " on a " + describe(stream->device) + " stream"
+                             : std::string()));
     }
-    const hvd_device on_device =
-        stream != nullptr ? stream->device
-        : dst_device.kind == HVD_MEM_CUDA ? dst_device
-                                          : src_device;
+    const hvd_device on_device = stream != nullptr ? stream->device
+                                 : dst_device.kind == HVD_MEM_CUDA ? dst_device
+                                                                   : src_device;
     const CudaRuntime& cuda = cuda_for(on_device);
     CudaDeviceGuard on(cuda, on_device.id);
     cuda_check(cuda, on.status(), "cudaSetDevice");
@@ -327,7 +325,8 @@ hvd_status memcpy_async(void*, void* dst, hvd_device dst_device,
                                   stream->cuda),
                  "cudaMemcpyAsync");
     } else {
-      cuda_check(cuda, cuda.Memcpy(dst, src, bytes, CudaRuntime::kMemcpyDefault),
+      cuda_check(cuda,
+                 cuda.Memcpy(dst, src, bytes, CudaRuntime::kMemcpyDefault),
                  "cudaMemcpy");
     }
     return HVD_OK;

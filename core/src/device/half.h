@@ -35,11 +35,11 @@ static inline float half_to_float(uint16_t h) {
   const uint32_t exp = shifted_exp & bits;
   const uint32_t normal = bits + ((127u - 15u) << 23);
   // Inf / NaN: all exponent bits set; NaNs made quiet.
-  const uint32_t special = (normal + ((128u - 16u) << 23)) |
-                           ((h & 0x03ffu) != 0 ? 0x00400000u : 0u);
+  const uint32_t special =
+      (normal + ((128u - 16u) << 23)) | ((h & 0x03ffu) != 0 ? 0x00400000u : 0u);
   // Zero or subnormal: renormalised by a float subtraction, exact.
-  const uint32_t small = float_bits(bits_float(normal + (1u << 23)) -
-                                    bits_float(113u << 23));
+  const uint32_t small =
+      float_bits(bits_float(normal + (1u << 23)) - bits_float(113u << 23));
   const uint32_t o = exp == shifted_exp ? special : exp == 0 ? small : normal;
   return bits_float(o | ((uint32_t)(h & 0x8000u) << 16));
 }
@@ -57,7 +57,7 @@ static inline uint16_t float_to_half(float f) {
   // Normal: rebias the exponent, round to nearest even on the dropped bits.
   const uint32_t normal =
       (u + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((u >> 13) & 1u)) >> 13;
-  const uint32_t o = u > 0x7f800000u              ? nan
+  const uint32_t o = u > 0x7f800000u             ? nan
                      : u >= ((127u + 16u) << 23) ? 0x7c00u
                      : u < (113u << 23)          ? small
                                                  : normal;

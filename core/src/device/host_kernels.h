@@ -16,8 +16,13 @@ using ReduceKernel = void (*)(void* dst, const void* a, const void* b,
 using ScaleKernel = void (*)(void* buf, size_t count, double factor);
 
 // Kernel ops in table order.
-enum KernelOp { kKernelSum = 0, kKernelMin, kKernelMax, kKernelProduct,
-                kKernelOpCount };
+enum KernelOp {
+  kKernelSum = 0,
+  kKernelMin,
+  kKernelMax,
+  kKernelProduct,
+  kKernelOpCount
+};
 
 struct HostKernels {
   const char* name;  // "generic", "avx2"

@@ -110,7 +110,8 @@ struct IsHalf<Half<F>> : std::true_type {};
 template <typename FloatOp>
 __m256 vector_op(__m256 a, __m256 b) {
   if constexpr (std::is_same_v<FloatOp, Sum<float>>) return _mm256_add_ps(a, b);
-  if constexpr (std::is_same_v<FloatOp, Product<float>>) return _mm256_mul_ps(a, b);
+  if constexpr (std::is_same_v<FloatOp, Product<float>>)
+    return _mm256_mul_ps(a, b);
   if constexpr (std::is_same_v<FloatOp, Min<float>>) return _mm256_min_ps(b, a);
   if constexpr (std::is_same_v<FloatOp, Max<float>>) return _mm256_max_ps(b, a);
 }
@@ -249,7 +250,8 @@ void scale_half(void* buf, size_t n, double factor) {
   size_t i = 0;
 #if defined(HVD_KERNEL_F16C)
   const __m256 vf = _mm256_set1_ps(f);
-  for (; i + 8 <= n; i += 8) store_half8(p + i, _mm256_mul_ps(load_half8(p + i), vf));
+  for (; i + 8 <= n; i += 8)
+    store_half8(p + i, _mm256_mul_ps(load_half8(p + i), vf));
 #endif
   for (; i < n; ++i) p[i] = float_to_half(half_to_float(p[i]) * f);
 }

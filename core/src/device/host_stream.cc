@@ -18,8 +18,7 @@ void HostStreamState::wait_for(uint64_t position) const {
 }
 
 HostStream::HostStream()
-    : state_(std::make_shared<HostStreamState>()),
-      worker_([this] { run(); }) {}
+    : state_(std::make_shared<HostStreamState>()), worker_([this] { run(); }) {}
 
 HostStream::~HostStream() {
   {

@@ -197,6 +197,7 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   bool direct = r.entries.size() == 1 && r.entries[0].shapes.size() == 1 &&
                 slot.ops[0] != nullptr && slot.op_errors[0].empty() &&
                 !engine_.needs_registration();
+  slot.direct = direct;
   switch (r.collective) {
     case HVD_COLL_ALLREDUCE: plan_allreduce(slot, direct); break;
     case HVD_COLL_BROADCAST: plan_broadcast(slot, direct); break;
@@ -208,8 +209,8 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   }
   if (slot.move_data) {
     uint64_t bytes = response_bytes(r, set->size());
-    slot.candidates = reducers_.candidates(r.collective, set->team->view(),
-                                           r.mem_kind, bytes);
+    slot.candidates = reducers_.candidates(
+        r.collective, set->planning_team->view(), r.mem_kind, bytes);
     int first = reducers_.index_of(r.reducer);
     if (first >= 0) {
       auto it = std::find(slot.candidates.begin(), slot.candidates.end(),
@@ -551,6 +552,12 @@ void Executor::post(Slot& slot) {
     if (s == HVD_OK) {
       slot.reducer = &reducer;
       slot.task = task;
+      HVD_LOG(DEBUG) << describe(slot) << ": " << slot.response.entries.size()
+                     << " op(s), "
+                     << response_bytes(slot.response, slot.set->size())
+                     << " bytes, reducer '" << reducer.name() << "', "
+                     << (slot.direct ? "in place" : "fusion buffer")
+                     << ", task " << slot.p2p.tag.sequence;
       return;
     }
     if (s == HVD_ERR_UNSUPPORTED) {

@@ -62,6 +62,7 @@ class Executor {
     uint64_t job_offset = 0;
     Stage stage = Stage::kCopyIn;
     bool move_data = true;  // false when nothing is to be sent
+    bool direct = false;    // in the caller's buffers, not the fusion buffer
     hvd_coll_args args{};
     std::vector<size_t> counts, displs, send_counts, send_displs;
     hvd_p2p_s p2p;

@@ -32,11 +32,9 @@ ProcessSet::ProcessSet(int32_t id_, std::vector<int32_t> ranks,
     team = std::make_unique<p2p::Team>(world_ranks, my_world_rank,
                                        host_of_world, epoch, id);
   }
-  if (is_coordinator) {
-    coordinator = std::make_unique<Coordinator>(id, size());
-    planning_team = std::make_unique<p2p::Team>(world_ranks, world_ranks[0],
-                                                host_of_world, epoch, id);
-  }
+  planning_team = std::make_unique<p2p::Team>(world_ranks, world_ranks[0],
+                                              host_of_world, epoch, id);
+  if (is_coordinator) coordinator = std::make_unique<Coordinator>(id, size());
 }
 
 }  // namespace hvd::runtime

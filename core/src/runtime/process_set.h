@@ -26,8 +26,8 @@ struct ProcessSet {
   std::vector<int32_t> rank_of_world;     // world rank -> set rank or -1
   int32_t rank = -1;                      // this process's; -1: not a member
   std::unique_ptr<p2p::Team> team;        // members only
-  // The team as the set's rank 0 sees it, for the coordinator's planning
-  // (equal to `team` when this process is that rank).
+  // The team as the set's rank 0 sees it: every rank asks the reducers'
+  // scores about this one, so all rank the candidates alike.
   std::unique_ptr<p2p::Team> planning_team;
   std::unique_ptr<Coordinator> coordinator;  // world rank 0 only
 

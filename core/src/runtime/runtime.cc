@@ -18,6 +18,7 @@
 #include "plugin/loader.h"
 #include "runtime/executor.h"
 #include "runtime/fusion.h"
+#include "runtime/generation_bootstrap.h"
 #include "runtime/process_set.h"
 #include "runtime/reducers.h"
 
@@ -65,7 +66,9 @@ Runtime::Runtime(const hvd_init_options* options) {
   cycle_time_ = config_.get_duration("runtime.cycle_time");
   const auto start_timeout = config_.get_duration("runtime.start_timeout");
 
-  bootstrap_ = Bootstrap::create(config_);
+  static std::atomic<uint64_t> generations{0};
+  bootstrap_ = std::make_unique<GenerationBootstrap>(
+      Bootstrap::create(config_), generations++);
   rank_ = bootstrap_->rank();
   size_ = bootstrap_->size();
   const HostLayout& layout = bootstrap_->layout();
