@@ -1,7 +1,9 @@
 #include "effective_config.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -26,10 +28,25 @@ toml::table& subtable(toml::table& root, const char* key) {
   return *node->as_table();
 }
 
-std::string write_temporary(const std::string& text) {
+// Under horovodrun, the job's own folder, which the launcher removes even
+// when a rank is killed; else $TMPDIR or /tmp.
+std::string temporary_folder() {
+  const char* job = std::getenv("HOROVOD_JOB_ID");
+  bool safe = job && *job;
+  for (const char* c = job; safe && *c; ++c) {
+    safe = std::isalnum(static_cast<unsigned char>(*c)) || *c == '_' ||
+           *c == '-' || *c == '.';
+  }
+  if (safe) {
+    std::string folder = std::string("/tmp/hvd-") + job;
+    if (mkdir(folder.c_str(), 0700) == 0 || errno == EEXIST) return folder;
+  }
   const char* dir = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(dir && *dir ? dir : "/tmp") + "/horovod-bench-XXXXXX.toml";
+  return dir && *dir ? dir : "/tmp";
+}
+
+std::string write_temporary(const std::string& text) {
+  std::string pattern = temporary_folder() + "/horovod-bench-XXXXXX.toml";
   int fd = mkstemps(pattern.data(), 5);
   if (fd < 0) {
     throw hvd::Error(HVD_ERR_SYSTEM,

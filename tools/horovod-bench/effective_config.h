@@ -2,7 +2,8 @@
 // usual search finds), with --transport-intra, --transport-inter and
 // --reducer applied. Without those flags it is the file itself; with them,
 // the file is checked as it is (so its errors name it), then a copy with the
-// flags applied is written to a private temporary file, removed again when
+// flags applied is written to a private temporary file (in the
+// job's /tmp/hvd-<job id>/ under horovodrun), removed again when
 // this object goes. Every rank writes the same text, so the ranks' digests
 // agree. --transport-inter also clears HOROVOD_CPU_OPERATIONS, which
 // would override the file.

@@ -207,6 +207,7 @@ std::string Runtime::key_of(const PendingOp& op) {
 
 hvd_handle_s* Runtime::enqueue(const hvd_op& op) {
   std::unique_ptr<PendingOp> p;
+  hvd_handle_s* handle = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopped_) throw Error(stop_status_, stop_message_);
@@ -242,10 +243,12 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op) {
       ++counter;
     }
     p->handle = make_handle();
+    handle = p->handle;
     in_flight_.insert(std::move(key));
-    submitted_.push_back(p.get());
+    // From here the background thread owns the op (and may finish it at
+    // once).
+    submitted_.push_back(p.release());
   }
-  hvd_handle_s* handle = p.release()->handle;
   has_new_ = true;
   wake();
   return handle;
