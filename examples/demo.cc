@@ -106,13 +106,15 @@ void demo_allgather() {
     }
   }
   check(out.shape[0] == at, "allgather shape");
-  if (rank_ == 0) std::printf("allgather (rank r gives r+1 rows of r): [%s]\n", text.c_str());
+  if (rank_ == 0)
+    std::printf("allgather (rank r gives r+1 rows of r): [%s]\n", text.c_str());
   hvd_release(h);
 }
 
 void demo_broadcast() {
   char message[64] = {};
-  if (rank_ == 0) std::snprintf(message, sizeof message, "hello from rank 0 of %d", size_);
+  if (rank_ == 0)
+    std::snprintf(message, sizeof message, "hello from rank 0 of %d", size_);
   int64_t shape[] = {sizeof message};
   hvd_tensor t = tensor(message, kUint8, 1, shape);
   hvd_handle* h = run(op_of(HVD_COLL_BROADCAST, "demo.broadcast", &t));
@@ -140,14 +142,16 @@ void demo_bandwidth(size_t mib, int iterations) {
     hvd_release(h);
   }
   double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   double bytes = static_cast<double>(count * sizeof(float));
   double algbw = bytes * iterations / seconds / 1e9;
   double busbw = algbw * (size_ > 1 ? 2.0 * (size_ - 1) / size_ : 1.0);
   if (rank_ == 0) {
-    std::printf("allreduce bandwidth: %zu MiB x %d on %d ranks in %.3f s: "
-                "%.3f GB/s algorithm, %.3f GB/s bus\n",
-                mib, iterations, size_, seconds, algbw, busbw);
+    std::printf(
+        "allreduce bandwidth: %zu MiB x %d on %d ranks in %.3f s: "
+        "%.3f GB/s algorithm, %.3f GB/s bus\n",
+        mib, iterations, size_, seconds, algbw, busbw);
   }
 }
 
@@ -157,8 +161,10 @@ int main(int argc, char** argv) {
   size_t mib = 16;
   int iterations = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--mib") == 0) mib = std::strtoul(argv[i + 1], nullptr, 10);
-    if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--mib") == 0)
+      mib = std::strtoul(argv[i + 1], nullptr, 10);
+    if (std::strcmp(argv[i], "--iterations") == 0)
+      iterations = std::atoi(argv[i + 1]);
   }
   if (hvd_init(nullptr) != HVD_OK) {
     std::fprintf(stderr, "horovod-demo: hvd_init: %s\n", hvd_last_error());
@@ -167,7 +173,8 @@ int main(int argc, char** argv) {
   rank_ = hvd_rank();
   size_ = hvd_size();
   if (rank_ == 0) {
-    std::printf("horovod-demo: %d rank(s) on %d host(s)\n", size_, hvd_cross_size());
+    std::printf("horovod-demo: %d rank(s) on %d host(s)\n", size_,
+                hvd_cross_size());
   }
   demo_allreduce();
   demo_allgather();

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mp_support.h"
@@ -18,8 +19,12 @@ using mp::make_op;
 
 class Api : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_EQ(hvd_init(nullptr), HVD_OK) << hvd_last_error(); }
-  void TearDown() override { EXPECT_EQ(hvd_shutdown(), HVD_OK) << hvd_last_error(); }
+  void SetUp() override {
+    ASSERT_EQ(hvd_init(nullptr), HVD_OK) << hvd_last_error();
+  }
+  void TearDown() override {
+    EXPECT_EQ(hvd_shutdown(), HVD_OK) << hvd_last_error();
+  }
 };
 
 hvd_status run(const hvd_op& op, hvd_handle** keep = nullptr) {
@@ -43,7 +48,8 @@ TEST(ApiLifecycle, QueriesInitShutdownAndReinit) {
   hvd_op op = make_op(HVD_COLL_ALLREDUCE, "x", &b.desc, 1);
   hvd_handle* h = nullptr;
   EXPECT_EQ(hvd_enqueue(&op, &h), HVD_ERR_SHUT_DOWN);
-  EXPECT_NE(std::string(hvd_last_error()).find("not initialised"), std::string::npos);
+  EXPECT_NE(std::string(hvd_last_error()).find("not initialised"),
+            std::string::npos);
   for (int round = 0; round < 2; ++round) {
     ASSERT_EQ(hvd_init(nullptr), HVD_OK) << hvd_last_error();
     EXPECT_EQ(hvd_is_initialized(), 1);
@@ -101,7 +107,8 @@ TEST_F(Api, EveryCollectiveOnOneRank) {
   Buffer rs(HVD_INT32, {3});
   Buffer in(HVD_INT32, {3});
   for (int i = 0; i < 3; ++i) in.set(i, 10 * i);
-  ASSERT_EQ(run(make_op(HVD_COLL_REDUCESCATTER, "rs", &in.desc, 1, &rs.desc)), HVD_OK);
+  ASSERT_EQ(run(make_op(HVD_COLL_REDUCESCATTER, "rs", &in.desc, 1, &rs.desc)),
+            HVD_OK);
   EXPECT_EQ(rs.get(2), 20);
 
   hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
@@ -125,6 +132,27 @@ TEST_F(Api, EveryDtype) {
         << name << ": " << hvd_last_error();
     EXPECT_EQ(b.get(3), 1) << name;
   }
+}
+
+TEST_F(Api, ManyThreadsEnqueueAtOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &good] {
+      for (int i = 0; i < 50; ++i) {
+        Buffer b(HVD_INT32, {3});
+        b.set(1, t * 1000 + i);
+        std::string name =
+            "thread." + std::to_string(t) + "." + std::to_string(i);
+        if (run(make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1)) == HVD_OK &&
+            b.get(1) == t * 1000 + i) {
+          ++good;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good, 200);
 }
 
 std::atomic<int> g_calls{0};
@@ -166,7 +194,8 @@ TEST_F(Api, RejectsBadOpsWithClearMessages) {
   hvd_handle* h = nullptr;
   hvd_op op = make_op(HVD_COLL_ALLREDUCE, "strided", &t, 1);
   EXPECT_EQ(hvd_enqueue(&op, &h), HVD_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(hvd_last_error()).find("non-contiguous"), std::string::npos)
+  EXPECT_NE(std::string(hvd_last_error()).find("non-contiguous"),
+            std::string::npos)
       << hvd_last_error();
   EXPECT_EQ(h, nullptr);
 
@@ -178,7 +207,8 @@ TEST_F(Api, RejectsBadOpsWithClearMessages) {
   t.dtype = {HVD_DL_FLOAT, 32, 1};
   op.process_set = 5;
   EXPECT_EQ(hvd_enqueue(&op, &h), HVD_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(hvd_last_error()).find("process set 5"), std::string::npos);
+  EXPECT_NE(std::string(hvd_last_error()).find("process set 5"),
+            std::string::npos);
   int32_t id = 0;
   EXPECT_EQ(hvd_add_process_set(nullptr, 0, &id), HVD_ERR_UNSUPPORTED);
 }
@@ -186,6 +216,7 @@ TEST_F(Api, RejectsBadOpsWithClearMessages) {
 // An adapter that allocates outputs itself and holds ops until released.
 struct FakeFramework {
   std::atomic<bool> ready{false};
+  bool broken = false;  // ready() reports a failure
   std::vector<std::vector<float>> outputs;
   std::vector<std::vector<int64_t>> shapes;
   int allocations = 0;
@@ -209,7 +240,9 @@ hvd_status fw_allocate(void* ctx, void*, int32_t, const hvd_tensor* like,
   return HVD_OK;
 }
 hvd_status fw_ready(void* ctx, void*) {
-  return static_cast<FakeFramework*>(ctx)->ready ? HVD_OK : HVD_AGAIN;
+  auto* fw = static_cast<FakeFramework*>(ctx);
+  if (fw->broken) return HVD_ERR_ABORTED;
+  return fw->ready ? HVD_OK : HVD_AGAIN;
 }
 void fw_done(void* ctx, void*, hvd_status status, const char*) {
   auto* fw = static_cast<FakeFramework*>(ctx);
@@ -218,9 +251,16 @@ void fw_done(void* ctx, void*, hvd_status status, const char*) {
 }
 
 hvd_adapter_api adapter_table() {
-  return {sizeof(hvd_adapter_api), nullptr, HVD_PLUGIN_ADAPTER,
-          HVD_ABI_VERSION_MAJOR, HVD_ABI_VERSION_MINOR, "fake", "1",
-          fw_allocate, fw_ready, fw_done};
+  return {sizeof(hvd_adapter_api),
+          nullptr,
+          HVD_PLUGIN_ADAPTER,
+          HVD_ABI_VERSION_MAJOR,
+          HVD_ABI_VERSION_MINOR,
+          "fake",
+          "1",
+          fw_allocate,
+          fw_ready,
+          fw_done};
 }
 
 TEST_F(Api, AdapterAllocatesWaitsAndIsTold) {
@@ -229,7 +269,8 @@ TEST_F(Api, AdapterAllocatesWaitsAndIsTold) {
   fw.shapes.reserve(8);
   hvd_adapter_api table = adapter_table();
   hvd_adapter* adapter = nullptr;
-  ASSERT_EQ(hvd_register_adapter(&table, &fw, &adapter), HVD_OK) << hvd_last_error();
+  ASSERT_EQ(hvd_register_adapter(&table, &fw, &adapter), HVD_OK)
+      << hvd_last_error();
   Buffer b(HVD_FLOAT32, {2, 2});
   b.set(3, 7);
   hvd_op op = make_op(HVD_COLL_ALLGATHER, "fw.ag", &b.desc, 1);
@@ -258,6 +299,27 @@ TEST_F(Api, AdapterAllocatesWaitsAndIsTold) {
   hvd_release(h);
   EXPECT_EQ(hvd_unregister_adapter(adapter), HVD_OK) << hvd_last_error();
   EXPECT_EQ(hvd_unregister_adapter(adapter), HVD_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(Api, FailedInputsFailTheOpWithAMessage) {
+  FakeFramework fw;
+  fw.broken = true;
+  hvd_adapter_api table = adapter_table();
+  hvd_adapter* adapter = nullptr;
+  ASSERT_EQ(hvd_register_adapter(&table, &fw, &adapter), HVD_OK);
+  Buffer b(HVD_FLOAT32, {2});
+  hvd_op op = make_op(HVD_COLL_ALLREDUCE, "broken.inputs", &b.desc, 1);
+  op.adapter = adapter;
+  hvd_handle* h = nullptr;
+  ASSERT_EQ(hvd_enqueue(&op, &h), HVD_OK);
+  EXPECT_EQ(hvd_wait(h, 30000), HVD_ERR_ABORTED);
+  std::string m = hvd_handle_message(h);
+  EXPECT_NE(m.find("'broken.inputs'"), std::string::npos) << m;
+  EXPECT_NE(m.find("rank 0 could not take part"), std::string::npos) << m;
+  EXPECT_EQ(fw.done, 1);
+  EXPECT_EQ(fw.last, HVD_ERR_ABORTED);
+  hvd_release(h);
+  EXPECT_EQ(hvd_unregister_adapter(adapter), HVD_OK);
 }
 
 TEST(ApiAdapter, TableIsChecked) {
@@ -289,7 +351,8 @@ TEST(ApiShutdown, FailsWhatIsPending) {
   ASSERT_EQ(hvd_enqueue(&op, &h), HVD_OK);
   EXPECT_EQ(hvd_shutdown(), HVD_OK);
   EXPECT_EQ(hvd_wait(h, 0), HVD_ERR_SHUT_DOWN);
-  EXPECT_NE(std::string(hvd_handle_message(h)).find("'never.ready'"), std::string::npos);
+  EXPECT_NE(std::string(hvd_handle_message(h)).find("'never.ready'"),
+            std::string::npos);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(fw.done, 1);
   EXPECT_EQ(fw.last, HVD_ERR_SHUT_DOWN);

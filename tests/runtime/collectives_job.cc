@@ -23,10 +23,9 @@ namespace {
 int R = 0, N = 1;
 std::string tag;  // names ops of this configuration
 
-const hvd_dtype kAllDtypes[] = {HVD_UINT8,   HVD_INT8,    HVD_UINT16, HVD_INT16,
-                                HVD_INT32,   HVD_INT64,   HVD_FLOAT16,
-                                HVD_BFLOAT16, HVD_FLOAT32, HVD_FLOAT64,
-                                HVD_BOOL};
+const hvd_dtype kAllDtypes[] = {
+    HVD_UINT8,   HVD_INT8,     HVD_UINT16,  HVD_INT16,   HVD_INT32, HVD_INT64,
+    HVD_FLOAT16, HVD_BFLOAT16, HVD_FLOAT32, HVD_FLOAT64, HVD_BOOL};
 
 const char* op_text(hvd_reduce_op op) {
   switch (op) {
@@ -178,7 +177,8 @@ void allreduce_large_and_scaled() {
 
   // prescale 0.5 then postscale 4: twice the sum, exactly.
   Buffer b(HVD_FLOAT32, {33});
-  for (size_t i = 0; i < 33; ++i) b.set(i, value(HVD_FLOAT32, HVD_OP_SUM, R, i));
+  for (size_t i = 0; i < 33; ++i)
+    b.set(i, value(HVD_FLOAT32, HVD_OP_SUM, R, i));
   std::string name = tag + ".allreduce.scaled";
   hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1);
   op.prescale = 0.5;
@@ -200,7 +200,8 @@ void grouped_allreduce() {
   Buffer t[3] = {Buffer(HVD_FLOAT64, {4, 5}), Buffer(HVD_FLOAT64, {0}),
                  Buffer(HVD_FLOAT64, {7})};
   for (auto& b : t) {
-    for (size_t i = 0; i < b.elements; ++i) b.set(i, value(HVD_FLOAT64, HVD_OP_SUM, R, i));
+    for (size_t i = 0; i < b.elements; ++i)
+      b.set(i, value(HVD_FLOAT64, HVD_OP_SUM, R, i));
   }
   hvd_tensor descs[3] = {t[0].desc, t[1].desc, t[2].desc};
   std::string name = tag + ".grouped.allreduce";
@@ -236,13 +237,15 @@ void bitwise_identical() {
   *reinterpret_cast<int64_t*>(fp.data.data()) = fingerprint(b);
   hvd_handle* h = nullptr;
   std::string gname = tag + ".bitwise.gather";
-  if (run_op(make_op(HVD_COLL_ALLGATHER, gname, &fp.desc, 1), &h) != HVD_OK) return;
+  if (run_op(make_op(HVD_COLL_ALLGATHER, gname, &fp.desc, 1), &h) != HVD_OK)
+    return;
   hvd_tensor all{};
   expect(hvd_handle_output(h, 0, &all) == HVD_OK, gname + ": no output");
   const int64_t* prints = static_cast<const int64_t*>(all.data);
   for (int r = 0; r < N; ++r) {
     expect(prints[r] == prints[0],
-           "allreduce result differs between rank 0 and rank " + std::to_string(r));
+           "allreduce result differs between rank 0 and rank " +
+               std::to_string(r));
   }
   hvd_release(h);
 }
@@ -264,11 +267,13 @@ void allgather_all_dtypes() {
       };
       const int64_t cols = variant == 2 ? 5 : 3;
       if (variant == 2 && d != HVD_FLOAT32 && d != HVD_UINT8) continue;
-      c->name = tag + ".allgather." + dtype_text(d) + "." + std::to_string(variant);
+      c->name =
+          tag + ".allgather." + dtype_text(d) + "." + std::to_string(variant);
       c->in = Buffer(d, {rows_of(R), cols});
       for (int64_t j = 0; j < rows_of(R); ++j) {
         for (int64_t k = 0; k < cols; ++k) {
-          c->in.set(j * cols + k, d == HVD_BOOL ? (j + k + R) % 2 : gather_value(R, j, k));
+          c->in.set(j * cols + k,
+                    d == HVD_BOOL ? (j + k + R) % 2 : gather_value(R, j, k));
         }
       }
       c->verify = [d, rows_of, cols](Check& k) {
@@ -285,9 +290,11 @@ void allgather_all_dtypes() {
         for (int r = 0; r < N; ++r) {
           for (int64_t j = 0; j < rows_of(r); ++j, ++row) {
             for (int64_t c = 0; c < cols; ++c) {
-              double want = d == HVD_BOOL ? (j + c + r) % 2 : gather_value(r, j, c);
+              double want =
+                  d == HVD_BOOL ? (j + c + r) % 2 : gather_value(r, j, c);
               if (load(d, out.data, row * cols + c) != want) {
-                expect(false, k.name + ": row " + std::to_string(row) + " wrong");
+                expect(false,
+                       k.name + ": row " + std::to_string(row) + " wrong");
                 return;
               }
             }
@@ -303,8 +310,10 @@ void allgather_all_dtypes() {
 
   // A grouped allgather of two tensors with different trailing shapes.
   Buffer a(HVD_INT32, {R + 1, 2}), b(HVD_INT32, {2 * R, 1});
-  for (size_t i = 0; i < a.elements; ++i) a.set(i, R * 100 + static_cast<double>(i));
-  for (size_t i = 0; i < b.elements; ++i) b.set(i, R * 1000 + static_cast<double>(i));
+  for (size_t i = 0; i < a.elements; ++i)
+    a.set(i, R * 100 + static_cast<double>(i));
+  for (size_t i = 0; i < b.elements; ++i)
+    b.set(i, R * 1000 + static_cast<double>(i));
   hvd_tensor descs[2] = {a.desc, b.desc};
   std::string name = tag + ".grouped.allgather";
   hvd_handle* h = nullptr;
@@ -316,10 +325,12 @@ void allgather_all_dtypes() {
   size_t at = 0, bt = 0;
   for (int r = 0; r < N; ++r) {
     for (int i = 0; i < (r + 1) * 2; ++i, ++at) {
-      expect(static_cast<const int32_t*>(oa.data)[at] == r * 100 + i, name + ": tensor 0");
+      expect(static_cast<const int32_t*>(oa.data)[at] == r * 100 + i,
+             name + ": tensor 0");
     }
     for (int i = 0; i < 2 * r; ++i, ++bt) {
-      expect(static_cast<const int32_t*>(ob.data)[bt] == r * 1000 + i, name + ": tensor 1");
+      expect(static_cast<const int32_t*>(ob.data)[bt] == r * 1000 + i,
+             name + ": tensor 1");
     }
   }
   hvd_release(h);
@@ -328,14 +339,15 @@ void allgather_all_dtypes() {
 void broadcast_every_root() {
   for (int root = 0; root < N; ++root) {
     std::vector<std::unique_ptr<Check>> checks;
-    for (hvd_dtype d : {HVD_INT32, HVD_FLOAT64, HVD_BOOL, HVD_BFLOAT16}) {
+    for (hvd_dtype d : kAllDtypes) {
       for (int64_t count : {int64_t{0}, int64_t{1}, int64_t{257}}) {
         auto c = std::make_unique<Check>();
         c->name = tag + ".broadcast." + std::to_string(root) + "." +
                   dtype_text(d) + "." + std::to_string(count);
         c->in = Buffer(d, {count});
         auto v = [d](int r, size_t i) {
-          return d == HVD_BOOL ? (r + i) % 2 : static_cast<double>(r * 10 + i % 200);
+          return d == HVD_BOOL ? (r + i) % 2
+                               : static_cast<double>(r * 10 + i % 90);
         };
         for (int64_t i = 0; i < count; ++i) c->in.set(i, v(R, i));
         bool separate = count == 257;
@@ -344,7 +356,8 @@ void broadcast_every_root() {
           const Buffer& res = separate ? k.out : k.in;
           for (int64_t i = 0; i < count; ++i) {
             if (res.get(i) != v(root, i)) {
-              expect(false, k.name + ": element " + std::to_string(i) + " wrong");
+              expect(false,
+                     k.name + ": element " + std::to_string(i) + " wrong");
               return;
             }
           }
@@ -365,10 +378,12 @@ void broadcast_every_root() {
 }
 
 void alltoall_variants() {
-  for (hvd_dtype d : {HVD_FLOAT32, HVD_INT16, HVD_UINT8}) {
-    for (int variant = 0; variant < 2; ++variant) {
-      // Uneven splits (some zero), or an equal split given as none.
+  for (hvd_dtype d : kAllDtypes) {
+    for (int variant = 0; variant < 3; ++variant) {
+      // Uneven splits (some zero), an equal split given as none, large.
+      if (variant == 2 && d != HVD_FLOAT32) continue;
       auto split = [variant](int from, int to) -> int64_t {
+        if (variant == 2) return 20011 + to;
         return variant == 0 ? (from + 2 * to) % 3 : 2;
       };
       const int64_t cols = 2;
@@ -378,19 +393,22 @@ void alltoall_variants() {
         splits[p] = static_cast<int32_t>(split(R, p));
         rows += splits[p];
       }
-      auto v = [](int from, int to, int64_t j, int64_t c) {
-        return static_cast<double>((from * 50 + to * 10 + j * 2 + c) % 250);
+      auto v = [d](int from, int to, int64_t j, int64_t c) {
+        if (d == HVD_BOOL) return static_cast<double>((from + to + j + c) % 2);
+        return static_cast<double>((from * 50 + to * 10 + j * 2 + c) % 100);
       };
       Buffer in(d, {rows, cols});
       int64_t row = 0;
       for (int p = 0; p < N; ++p) {
         for (int64_t j = 0; j < split(R, p); ++j, ++row) {
-          for (int64_t c = 0; c < cols; ++c) in.set(row * cols + c, v(R, p, j, c));
+          for (int64_t c = 0; c < cols; ++c)
+            in.set(row * cols + c, v(R, p, j, c));
         }
       }
-      std::string name = tag + ".alltoall." + dtype_text(d) + "." + std::to_string(variant);
+      std::string name =
+          tag + ".alltoall." + dtype_text(d) + "." + std::to_string(variant);
       hvd_op op = make_op(HVD_COLL_ALLTOALL, name, &in.desc, 1);
-      if (variant == 0) {
+      if (variant != 1) {
         op.splits = splits.data();
         op.split_count = N;
       }
@@ -398,23 +416,30 @@ void alltoall_variants() {
       if (run_op(op, &h) != HVD_OK) continue;
       const int32_t* got = nullptr;
       int32_t count = 0;
-      expect(hvd_handle_received_splits(h, &got, &count) == HVD_OK && count == N,
-             name + ": received splits");
+      expect(
+          hvd_handle_received_splits(h, &got, &count) == HVD_OK && count == N,
+          name + ": received splits");
       hvd_tensor out{};
       expect(hvd_handle_output(h, 0, &out) == HVD_OK, name + ": output");
-      int64_t at = 0;
-      for (int s = 0; s < N && got; ++s) {
-        expect(got[s] == split(s, R), name + ": received split from rank " + std::to_string(s));
-        for (int64_t j = 0; j < split(s, R); ++j, ++at) {
-          for (int64_t c = 0; c < cols; ++c) {
-            if (load(d, out.data, at * cols + c) != v(s, R, j, c)) {
-              expect(false, name + ": row from rank " + std::to_string(s) + " wrong");
-              s = N;
-              break;
+      auto rows_match = [&]() {
+        int64_t at = 0;
+        for (int s = 0; s < N && got; ++s) {
+          if (got[s] != split(s, R)) {
+            return "received split from rank " + std::to_string(s);
+          }
+          for (int64_t j = 0; j < split(s, R); ++j, ++at) {
+            for (int64_t c = 0; c < cols; ++c) {
+              if (load(d, out.data, at * cols + c) != v(s, R, j, c)) {
+                return "row " + std::to_string(j) + " from rank " +
+                       std::to_string(s);
+              }
             }
           }
         }
-      }
+        return std::string();
+      };
+      std::string wrong = rows_match();
+      expect(wrong.empty(), name + ": wrong " + wrong);
       hvd_release(h);
     }
   }
@@ -422,13 +447,16 @@ void alltoall_variants() {
 
 void reducescatter_variants() {
   std::vector<std::unique_ptr<Check>> checks;
-  for (hvd_dtype d : {HVD_FLOAT32, HVD_INT32, HVD_FLOAT16, HVD_INT64}) {
-    for (int64_t rows : {int64_t{0}, int64_t{1}, int64_t{2 * N + 1}, int64_t{10007}}) {
+  for (hvd_dtype d : kAllDtypes) {
+    for (int64_t rows :
+         {int64_t{0}, int64_t{1}, int64_t{2 * N + 1}, int64_t{10007}}) {
       auto c = std::make_unique<Check>();
       const int64_t cols = 3;
-      c->name = tag + ".reducescatter." + dtype_text(d) + "." + std::to_string(rows);
+      c->name =
+          tag + ".reducescatter." + dtype_text(d) + "." + std::to_string(rows);
       c->in = Buffer(d, {rows, cols});
-      for (size_t i = 0; i < c->in.elements; ++i) c->in.set(i, value(d, HVD_OP_SUM, R, i));
+      for (size_t i = 0; i < c->in.elements; ++i)
+        c->in.set(i, value(d, HVD_OP_SUM, R, i));
       int64_t mine = rows / N + (R < rows % N ? 1 : 0);
       int64_t before = 0;
       for (int r = 0; r < R; ++r) before += rows / N + (r < rows % N ? 1 : 0);
@@ -453,10 +481,15 @@ void reducescatter_variants() {
 
   // Grouped, averaged.
   Buffer a(HVD_FLOAT64, {N + 1, 2}), b(HVD_FLOAT64, {2 * N});
-  for (size_t i = 0; i < a.elements; ++i) a.set(i, value(HVD_FLOAT64, HVD_OP_SUM, R, i));
-  for (size_t i = 0; i < b.elements; ++i) b.set(i, value(HVD_FLOAT64, HVD_OP_SUM, R, i));
-  auto rows_of = [](int64_t rows, int r) { return rows / N + (r < rows % N ? 1 : 0); };
-  Buffer oa(HVD_FLOAT64, {rows_of(N + 1, R), 2}), ob(HVD_FLOAT64, {rows_of(2 * N, R)});
+  for (size_t i = 0; i < a.elements; ++i)
+    a.set(i, value(HVD_FLOAT64, HVD_OP_SUM, R, i));
+  for (size_t i = 0; i < b.elements; ++i)
+    b.set(i, value(HVD_FLOAT64, HVD_OP_SUM, R, i));
+  auto rows_of = [](int64_t rows, int r) {
+    return rows / N + (r < rows % N ? 1 : 0);
+  };
+  Buffer oa(HVD_FLOAT64, {rows_of(N + 1, R), 2}),
+      ob(HVD_FLOAT64, {rows_of(2 * N, R)});
   hvd_tensor ins[2] = {a.desc, b.desc}, outs[2] = {oa.desc, ob.desc};
   std::string name = tag + ".grouped.reducescatter";
   hvd_op op = make_op(HVD_COLL_REDUCESCATTER, name, ins, 2, outs);
@@ -469,12 +502,14 @@ void reducescatter_variants() {
   }
   for (size_t i = 0; i < oa.elements; ++i) {
     expect(close_enough(HVD_FLOAT64, oa.get(i),
-                        reduce_expected(HVD_FLOAT64, HVD_OP_AVERAGE, before_a * 2 + i, N)),
+                        reduce_expected(HVD_FLOAT64, HVD_OP_AVERAGE,
+                                        before_a * 2 + i, N)),
            name + ": tensor 0");
   }
   for (size_t i = 0; i < ob.elements; ++i) {
-    expect(close_enough(HVD_FLOAT64, ob.get(i),
-                        reduce_expected(HVD_FLOAT64, HVD_OP_AVERAGE, before_b + i, N)),
+    expect(close_enough(
+               HVD_FLOAT64, ob.get(i),
+               reduce_expected(HVD_FLOAT64, HVD_OP_AVERAGE, before_b + i, N)),
            name + ": tensor 1");
   }
 }
@@ -499,7 +534,8 @@ void barrier_and_join() {
     if (run_op(make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1)) == HVD_OK) {
       double want = (N - 1) * N / 2.0;  // 1 + 2 + ... + (N-1)
       expect(b.get(0) == want && b.get(15) == want,
-             name + ": " + std::to_string(b.get(0)) + ", expected " + std::to_string(want));
+             name + ": " + std::to_string(b.get(0)) + ", expected " +
+                 std::to_string(want));
     }
     expect_ok(hvd_enqueue(&join, &jh), "join");
   }
@@ -528,7 +564,8 @@ void process_set() {
   double rank_sum = 0;
   for (int r = 0; r < N; r += 2) rank_sum += r;
   for (size_t i = 0; i < 8; ++i) {
-    expect(b.get(i) == rank_sum + members * static_cast<double>(i), name + ": wrong sum");
+    expect(b.get(i) == rank_sum + members * static_cast<double>(i),
+           name + ": wrong sum");
   }
 }
 
@@ -543,7 +580,8 @@ int main(int argc, char** argv) {
     std::string config = argv[a];
     tag = config.substr(config.find_last_of('/') + 1);
     std::vector<int32_t> even;
-    int size_hint = std::atoi(getenv("HOROVOD_SIZE") ? getenv("HOROVOD_SIZE") : "1");
+    int size_hint =
+        std::atoi(getenv("HOROVOD_SIZE") ? getenv("HOROVOD_SIZE") : "1");
     for (int r = 0; r < size_hint; r += 2) even.push_back(r);
     const int32_t* sets[] = {even.data()};
     int32_t sizes[] = {static_cast<int32_t>(even.size())};
@@ -554,7 +592,8 @@ int main(int argc, char** argv) {
     options.process_set_sizes = sizes;
     options.process_set_count = 1;
     if (hvd_init(&options) != HVD_OK) {
-      std::printf("rank ?: FAIL: hvd_init(%s): %s\n", config.c_str(), hvd_last_error());
+      std::printf("rank ?: FAIL: hvd_init(%s): %s\n", config.c_str(),
+                  hvd_last_error());
       return 1;
     }
     R = hvd_rank();
@@ -578,7 +617,8 @@ int main(int argc, char** argv) {
     run_op(bar);
     expect_ok(hvd_shutdown(), "hvd_shutdown");
     expect(!hvd_is_initialized(), "still initialised after shutdown");
-    std::printf("rank %d: %s: %s\n", R, tag.c_str(), g_failures ? "FAILED" : "passed");
+    std::printf("rank %d: %s: %s\n", R, tag.c_str(),
+                g_failures ? "FAILED" : "passed");
     std::fflush(stdout);
     if (g_failures) return 1;
   }

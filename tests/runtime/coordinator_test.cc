@@ -90,8 +90,9 @@ TEST(Coordinator, ShapeMismatch) {
   auto ready = c.take_ready();
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_EQ(ready[0].kind, ResponseKind::kError);
-  EXPECT_NE(ready[0].error.find("shape [2, 3] on rank 0; shape [3, 2] on rank 1"),
-            std::string::npos)
+  EXPECT_NE(
+      ready[0].error.find("shape [2, 3] on rank 0; shape [3, 2] on rank 1"),
+      std::string::npos)
       << ready[0].error;
 }
 
@@ -155,7 +156,8 @@ TEST(Coordinator, GroupSizeMismatch) {
   c.submit(1, b);
   auto ready = c.take_ready();
   ASSERT_EQ(ready.size(), 1u);
-  EXPECT_NE(ready[0].error.find("grouped"), std::string::npos) << ready[0].error;
+  EXPECT_NE(ready[0].error.find("grouped"), std::string::npos)
+      << ready[0].error;
 }
 
 TEST(Coordinator, AllgatherFirstDimensionMayDiffer) {
@@ -201,6 +203,21 @@ TEST(Coordinator, AlltoallCarriesEveryRanksSplits) {
             (std::vector<std::vector<int64_t>>{{1, 2}, {4, 0}}));
 }
 
+TEST(Coordinator, ARankThatCannotTakePartFailsTheOpEverywhere) {
+  Coordinator c(0, 2);
+  Request bad = allreduce("x");
+  bad.failure_status = HVD_ERR_ABORTED;
+  bad.failure = "its inputs failed";
+  c.submit(0, allreduce("x"));
+  c.submit(1, bad);
+  auto ready = c.take_ready();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].kind, ResponseKind::kError);
+  EXPECT_EQ(ready[0].error_status, HVD_ERR_ABORTED);
+  EXPECT_EQ(ready[0].error,
+            "allreduce 'x': rank 1 could not take part: its inputs failed");
+}
+
 TEST(Coordinator, BarrierAndJoin) {
   Coordinator c(0, 2);
   Request bar;
@@ -221,7 +238,8 @@ TEST(Coordinator, BarrierAndJoin) {
   ready = c.take_ready();
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_EQ(ready[0].kind, ResponseKind::kData);
-  EXPECT_EQ(ready[0].entries[0].shapes, (std::vector<std::vector<int64_t>>{{4}}));
+  EXPECT_EQ(ready[0].entries[0].shapes,
+            (std::vector<std::vector<int64_t>>{{4}}));
 
   // An allgather cannot.
   Request ag = allreduce("ag");

@@ -107,7 +107,8 @@ hvd_status fake_test(hvd_request* r, int32_t* done, hvd_completion* out) {
         r->completion.status = HVD_ERR_TRUNCATED;
         r->completion.peer = r->conn->peer_rank;
       } else {
-        if (!it->data.empty()) std::memcpy(r->buf, it->data.data(), it->data.size());
+        if (!it->data.empty())
+          std::memcpy(r->buf, it->data.data(), it->data.size());
         r->completion.status = HVD_OK;
         r->completion.bytes = it->data.size();
       }

@@ -14,7 +14,8 @@ Response data(const std::string& name, hvd_collective c, hvd_dtype dtype,
   e.name = name;
   e.shapes = {{elements}};
   if (c == HVD_COLL_ALLGATHER) e.per_rank = {{elements, elements}};
-  if (c == HVD_COLL_ALLTOALL) e.per_rank = {{elements / 2, elements / 2}, {0, 0}};
+  if (c == HVD_COLL_ALLTOALL)
+    e.per_rank = {{elements / 2, elements / 2}, {0, 0}};
   r.entries.push_back(e);
   return r;
 }
@@ -81,14 +82,17 @@ TEST(Fusion, NeverAlltoallErrorsBarriers) {
   err.kind = ResponseKind::kError;
   ready.push_back(err);
   ready.push_back(data("z", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 4));
-  EXPECT_EQ(layout(fuse(ready, 1 << 20, 2)),
-            (std::vector<std::vector<std::string>>{{"x"}, {"y"}, {"e"}, {"z"}}));
+  EXPECT_EQ(
+      layout(fuse(ready, 1 << 20, 2)),
+      (std::vector<std::vector<std::string>>{{"x"}, {"y"}, {"e"}, {"z"}}));
 }
 
 TEST(Fusion, BytesPerCollective) {
-  EXPECT_EQ(response_bytes(data("a", HVD_COLL_ALLREDUCE, HVD_FLOAT64, 10), 2), 80u);
+  EXPECT_EQ(response_bytes(data("a", HVD_COLL_ALLREDUCE, HVD_FLOAT64, 10), 2),
+            80u);
   // An allgather's bytes are the whole output: 10 rows from each of 2 ranks.
-  EXPECT_EQ(response_bytes(data("g", HVD_COLL_ALLGATHER, HVD_FLOAT32, 10), 2), 80u);
+  EXPECT_EQ(response_bytes(data("g", HVD_COLL_ALLGATHER, HVD_FLOAT32, 10), 2),
+            80u);
   Response big = data("big", HVD_COLL_ALLREDUCE, HVD_UINT8, 0);
   big.entries[0].shapes = {{3, int64_t{1} << 30}};
   EXPECT_EQ(response_bytes(big, 2), uint64_t{3} << 30);
@@ -99,8 +103,8 @@ TEST(Fusion, ATensorOverTheThresholdGoesAlone) {
   ready.push_back(data("small", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 2));
   ready.push_back(data("huge", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 1000));
   ready.push_back(data("small2", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 2));
-  EXPECT_EQ(layout(fuse(ready, 100, 2)),
-            (std::vector<std::vector<std::string>>{{"small", "small2"}, {"huge"}}));
+  EXPECT_EQ(layout(fuse(ready, 100, 2)), (std::vector<std::vector<std::string>>{
+                                             {"small", "small2"}, {"huge"}}));
 }
 
 }  // namespace

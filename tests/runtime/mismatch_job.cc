@@ -35,7 +35,8 @@ void expect_mismatch(const hvd_op& op, const std::string& name,
          name + ": message lacks '" + detail + "': " + message);
   expect(message.find("rank") != std::string::npos,
          name + ": message does not name ranks: " + message);
-  std::printf("rank %d: %s failed as expected: %s\n", R, name.c_str(), message.c_str());
+  std::printf("rank %d: %s failed as expected: %s\n", R, name.c_str(),
+              message.c_str());
   hvd_release(h);
 }
 
@@ -48,15 +49,22 @@ hvd_status no_allocate(void*, void*, int32_t, const hvd_tensor*, int32_t,
 }
 void done(void*, void*, hvd_status, const char*) {}
 
-const hvd_adapter_api kHolder = {sizeof(hvd_adapter_api), nullptr,
-                                 HVD_PLUGIN_ADAPTER, HVD_ABI_VERSION_MAJOR,
-                                 HVD_ABI_VERSION_MINOR, "holder", "test",
-                                 no_allocate, held_ready, done};
+const hvd_adapter_api kHolder = {sizeof(hvd_adapter_api),
+                                 nullptr,
+                                 HVD_PLUGIN_ADAPTER,
+                                 HVD_ABI_VERSION_MAJOR,
+                                 HVD_ABI_VERSION_MINOR,
+                                 "holder",
+                                 "test",
+                                 no_allocate,
+                                 held_ready,
+                                 done};
 
 void mismatches() {
   Buffer f(HVD_FLOAT32, {4}), i(HVD_INT32, {4});
-  expect_mismatch(make_op(HVD_COLL_ALLREDUCE, "m.dtype", R == 0 ? &f.desc : &i.desc, 1),
-                  "m.dtype", "dtype");
+  expect_mismatch(
+      make_op(HVD_COLL_ALLREDUCE, "m.dtype", R == 0 ? &f.desc : &i.desc, 1),
+      "m.dtype", "dtype");
 
   Buffer shaped(HVD_FLOAT32, {R + 2});
   expect_mismatch(make_op(HVD_COLL_ALLREDUCE, "m.shape", &shaped.desc, 1),
@@ -101,7 +109,8 @@ void duplicate_name() {
   expect(hvd_unregister_adapter(adapter) == HVD_ERR_INVALID_ARGUMENT,
          "adapter unregistered with an op in flight");
   g_release = true;
-  expect(hvd_wait(h, 60000) == HVD_OK, std::string("dup: ") + hvd_handle_message(h));
+  expect(hvd_wait(h, 60000) == HVD_OK,
+         std::string("dup: ") + hvd_handle_message(h));
   hvd_release(h);
   expect_ok(hvd_unregister_adapter(adapter), "unregister");
 }
@@ -109,7 +118,8 @@ void duplicate_name() {
 void still_works() {
   Buffer b(HVD_INT64, {5});
   for (size_t i = 0; i < 5; ++i) b.set(i, 1);
-  if (run_op(make_op(HVD_COLL_ALLREDUCE, "after.mismatches", &b.desc, 1)) == HVD_OK) {
+  if (run_op(make_op(HVD_COLL_ALLREDUCE, "after.mismatches", &b.desc, 1)) ==
+      HVD_OK) {
     expect(b.get(4) == N, "allreduce after mismatches");
   }
 }
@@ -122,15 +132,39 @@ void config_mismatch(const char* config) {
   hvd_status s = hvd_init(&options);
   std::string message = hvd_last_error();
   expect(s == HVD_ERR_CONFIG, "init with differing configurations: " +
-                                  std::string(hvd_status_string(s)) + ": " + message);
+                                  std::string(hvd_status_string(s)) + ": " +
+                                  message);
   expect(message.find("runtime.fusion_threshold") != std::string::npos,
          "config mismatch message: " + message);
-  std::printf("rank %d: differing configuration refused: %s\n", R, message.c_str());
+  std::printf("rank %d: differing configuration refused: %s\n", R,
+              message.c_str());
   if (s == HVD_OK) hvd_shutdown();
   unsetenv("HOROVOD_FUSION_THRESHOLD");
   expect_ok(hvd_init(&options), "init after");
   still_works();
   hvd_shutdown();
+}
+
+void process_set_mismatch(const char* config) {
+  // Rank 0 declares set {0}, the others {0, 1}.
+  int32_t ranks[] = {0, 1};
+  const int32_t* sets[] = {ranks};
+  int32_t sizes[] = {R == 0 ? 1 : 2};
+  hvd_init_options options{};
+  options.struct_size = sizeof options;
+  options.config_path = config;
+  options.process_sets = sets;
+  options.process_set_sizes = sizes;
+  options.process_set_count = 1;
+  hvd_status s = hvd_init(&options);
+  std::string message = hvd_last_error();
+  expect(s == HVD_ERR_MISMATCH &&
+             message.find("process sets differ") != std::string::npos,
+         "differing process sets: " + std::string(hvd_status_string(s)) + ": " +
+             message);
+  std::printf("rank %d: differing process sets refused: %s\n", R,
+              message.c_str());
+  if (s == HVD_OK) hvd_shutdown();
 }
 
 }  // namespace
@@ -155,6 +189,8 @@ int main(int argc, char** argv) {
   still_works();
   hvd_shutdown();
   config_mismatch(config);
-  std::printf("rank %d: mismatch job %s\n", R, g_failures ? "FAILED" : "passed");
+  process_set_mismatch(config);
+  std::printf("rank %d: mismatch job %s\n", R,
+              g_failures ? "FAILED" : "passed");
   return g_failures ? 1 : 0;
 }

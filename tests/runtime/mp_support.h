@@ -33,8 +33,8 @@ inline void expect_ok(hvd_status s, const std::string& what) {
 }
 
 inline const char* dtype_text(hvd_dtype d) {
-  static const char* names[] = {"uint8",   "int8",     "uint16", "int16",
-                                "int32",   "int64",    "float16", "bfloat16",
+  static const char* names[] = {"uint8",   "int8",    "uint16",  "int16",
+                                "int32",   "int64",   "float16", "bfloat16",
                                 "float32", "float64", "bool"};
   return d >= 0 && d < HVD_DTYPE_COUNT ? names[d] : "?";
 }
@@ -134,15 +134,33 @@ inline float bf16_to_float(uint16_t h) {
 
 inline void store(hvd_dtype d, void* base, size_t i, double v) {
   switch (d) {
-    case HVD_UINT8: static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v); break;
-    case HVD_INT8: static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v); break;
-    case HVD_UINT16: static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(v); break;
-    case HVD_INT16: static_cast<int16_t*>(base)[i] = static_cast<int16_t>(v); break;
-    case HVD_INT32: static_cast<int32_t*>(base)[i] = static_cast<int32_t>(v); break;
-    case HVD_INT64: static_cast<int64_t*>(base)[i] = static_cast<int64_t>(v); break;
-    case HVD_FLOAT16: static_cast<uint16_t*>(base)[i] = float_to_half(static_cast<float>(v)); break;
-    case HVD_BFLOAT16: static_cast<uint16_t*>(base)[i] = float_to_bf16(static_cast<float>(v)); break;
-    case HVD_FLOAT32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
+    case HVD_UINT8:
+      static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v);
+      break;
+    case HVD_INT8:
+      static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
+      break;
+    case HVD_UINT16:
+      static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(v);
+      break;
+    case HVD_INT16:
+      static_cast<int16_t*>(base)[i] = static_cast<int16_t>(v);
+      break;
+    case HVD_INT32:
+      static_cast<int32_t*>(base)[i] = static_cast<int32_t>(v);
+      break;
+    case HVD_INT64:
+      static_cast<int64_t*>(base)[i] = static_cast<int64_t>(v);
+      break;
+    case HVD_FLOAT16:
+      static_cast<uint16_t*>(base)[i] = float_to_half(static_cast<float>(v));
+      break;
+    case HVD_BFLOAT16:
+      static_cast<uint16_t*>(base)[i] = float_to_bf16(static_cast<float>(v));
+      break;
+    case HVD_FLOAT32:
+      static_cast<float*>(base)[i] = static_cast<float>(v);
+      break;
     case HVD_FLOAT64: static_cast<double*>(base)[i] = v; break;
     default: static_cast<uint8_t*>(base)[i] = v != 0 ? 1 : 0; break;
   }
@@ -155,9 +173,12 @@ inline double load(hvd_dtype d, const void* base, size_t i) {
     case HVD_UINT16: return static_cast<const uint16_t*>(base)[i];
     case HVD_INT16: return static_cast<const int16_t*>(base)[i];
     case HVD_INT32: return static_cast<const int32_t*>(base)[i];
-    case HVD_INT64: return static_cast<double>(static_cast<const int64_t*>(base)[i]);
-    case HVD_FLOAT16: return half_to_float(static_cast<const uint16_t*>(base)[i]);
-    case HVD_BFLOAT16: return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
+    case HVD_INT64:
+      return static_cast<double>(static_cast<const int64_t*>(base)[i]);
+    case HVD_FLOAT16:
+      return half_to_float(static_cast<const uint16_t*>(base)[i]);
+    case HVD_BFLOAT16:
+      return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
     case HVD_FLOAT32: return static_cast<const float*>(base)[i];
     case HVD_FLOAT64: return static_cast<const double*>(base)[i];
     default: return static_cast<const uint8_t*>(base)[i] != 0 ? 1 : 0;
@@ -173,7 +194,8 @@ struct Buffer {
     data.assign(elements * dtype_bytes(d) + 1, 0);
     describe();
   }
-  Buffer(const Buffer& o) : dtype(o.dtype), shape(o.shape), elements(o.elements), data(o.data) {
+  Buffer(const Buffer& o)
+      : dtype(o.dtype), shape(o.shape), elements(o.elements), data(o.data) {
     describe();
   }
   Buffer& operator=(const Buffer& o) {

@@ -1,10 +1,9 @@
-#include "p2p/engine.h"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
 
 #include "fake_transport.h"
+#include "p2p/engine.h"
 
 namespace hvd::p2p {
 namespace {
@@ -12,7 +11,8 @@ namespace {
 // Two engines (ranks 0 and 1) joined by one fake connection.
 struct Pair {
   explicit Pair(FakeOptions options)
-      : e0(0, 2, 0), e1(0 + 1, 2, 0),
+      : e0(0, 2, 0),
+        e1(0 + 1, 2, 0),
         team0({0, 1}, 0, {0, 0}, 0, 0),
         team1({0, 1}, 1, {0, 0}, 0, 0) {
     t0 = fake_transport(options);

@@ -33,7 +33,8 @@ TEST(Planner, FirstMatchingRuleDecides) {
   rules[1].reducer = "tree";
   EXPECT_EQ(rank_candidates(rules, two(), 100), (std::vector<size_t>{0, 1}));
   // tree scores 0 at 1 MiB, but the rule puts it first anyway.
-  EXPECT_EQ(rank_candidates(rules, two(), 1 << 20), (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(rank_candidates(rules, two(), 1 << 20),
+            (std::vector<size_t>{1, 0}));
 }
 
 TEST(Planner, RangesAreHalfOpen) {

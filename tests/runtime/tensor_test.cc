@@ -7,7 +7,8 @@
 namespace hvd::runtime {
 namespace {
 
-hvd_tensor tensor(void* data, hvd_dl_dtype dtype, const std::vector<int64_t>& shape,
+hvd_tensor tensor(void* data, hvd_dl_dtype dtype,
+                  const std::vector<int64_t>& shape,
                   const int64_t* strides = nullptr) {
   hvd_tensor t{};
   t.struct_size = sizeof t;
@@ -140,7 +141,7 @@ TEST(PendingOp, ChecksTheOp) {
 
   hvd_op scaled = op_of(HVD_COLL_ALLREDUCE, &in);
   PendingOp p = make_pending_op(scaled, 2, 0, "");
-  EXPECT_EQ(p.request.prescale, 1.0);  // 0 reads as 1
+  EXPECT_EQ(p.request.prescale, 1.0);              // 0 reads as 1
   EXPECT_EQ(p.outputs[0].data, p.inputs[0].data);  // in place
 }
 

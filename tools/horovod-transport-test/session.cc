@@ -1,6 +1,7 @@
 #include "session.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,9 @@ namespace {
 
 // How long the wait loop spins after the last progress before it sleeps.
 constexpr auto kSpin = std::chrono::microseconds(50);
+// For the first part of it the loop spins flat out; after that it yields the
+// core on each round, so a peer that shares the core gets to run.
+constexpr auto kHotSpin = std::chrono::microseconds(10);
 
 std::string describe(const char* kind, size_t bytes, const char* dir, int peer,
                      uint64_t tag) {
@@ -336,7 +340,10 @@ void Session::wait(const std::vector<Op*>& ops) {
                      ? " and " + std::to_string(pending_count - 1) + " more"
                      : std::string()));
     }
-    if (now < spin_until) continue;
+    if (now < spin_until) {
+      if (spin_until - now < kSpin - kHotSpin) sched_yield();
+      continue;
+    }
     sleep(std::min<std::chrono::milliseconds>(
         std::chrono::milliseconds(100),
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +

@@ -80,7 +80,7 @@ class Transport {
   const hvd_host* host_;
   Options options_;
   std::vector<Address> sources_;  // from the configured interfaces
-  double bandwidth_gbps_;          // the links', or an estimate
+  double bandwidth_gbps_;         // the links', or an estimate
   int epoll_fd_ = -1;
   int abort_fd_ = -1;
   EventSource abort_source_{EventSource::kAbort, this};

@@ -60,20 +60,36 @@ HVD_EXPORT const char* hvd_status_string(hvd_status status);
 typedef void (*hvd_done_fn)(void* user, hvd_status status,
                             const char* message);
 
+/* One collective. Tensors (tensor.h) may be of any dtype in abi.h, with
+ * 64-bit element counts (2^31 and more are fine); they must be compact
+ * row-major: a tensor with other strides is rejected by hvd_enqueue with
+ * HVD_ERR_INVALID_ARGUMENT naming the op and the tensor (make it contiguous
+ * first). Host memory only for now (other kinds: HVD_ERR_UNSUPPORTED).
+ * Ranks that disagree about an op of the same name (collective, dtype,
+ * shape, op, scale factors, root, grouping) fail it on every rank with
+ * HVD_ERR_MISMATCH and a message naming the tensor, the ranks and the
+ * disagreement. */
 typedef struct hvd_op {
   size_t struct_size;
   const hvd_extension* ext;
   hvd_collective collective;
   /* Matched across ranks; unique among this process set's ops in flight.
-   * Grouped ops (tensor_count > 1) are negotiated and fused as a unit. */
+   * Grouped ops (tensor_count > 1; allreduce, allgather, reducescatter) are
+   * negotiated and fused as a unit. Barrier and join take no tensors and
+   * may have no name (they are then matched by their order). While a rank
+   * has joined, the others' allreduces run with it contributing zeros; join
+   * completes once every rank has joined, and hvd_handle_output(0) is an
+   * int32 tensor of one element: the last rank to join. */
   const char* name;
   int32_t process_set; /* 0: global */
   int32_t tensor_count;
   const hvd_tensor* inputs;
   /* allreduce, broadcast, reducescatter: caller-provided outputs (NULL: in
-   * place for allreduce and broadcast). allgather and alltoall: NULL, and the
-   * output is allocated through the adapter, or by the core and read with
-   * hvd_handle_output(). */
+   * place for allreduce and broadcast). A reducescatter's output holds this
+   * rank's rows of the first dimension: rows / size each, one more on the
+   * first rows % size ranks. allgather (first dimensions may differ between
+   * ranks) and alltoall: NULL, and the output is allocated through the
+   * adapter, or by the core and read with hvd_handle_output(). */
   const hvd_tensor* outputs;
   hvd_reduce_op op;
   double prescale; /* 0 is read as 1 */
@@ -92,6 +108,10 @@ typedef struct hvd_op {
   void* adapter_op;
 } hvd_op;
 
+/* Fails at once, with no handle and no callback, for an invalid op, a name
+ * already in flight in its process set, or a runtime that has stopped
+ * (shut down, or a failed rank: the message names it). Otherwise every
+ * path ends in the done callback and the handle's status. */
 HVD_EXPORT hvd_status hvd_enqueue(const hvd_op* op, hvd_handle** out);
 /* *done = 1 when finished (successfully or not). */
 HVD_EXPORT hvd_status hvd_poll(hvd_handle* handle, int32_t* done);
@@ -100,8 +120,9 @@ HVD_EXPORT hvd_status hvd_poll(hvd_handle* handle, int32_t* done);
 HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms);
 /* The op's failure message ("" on success); valid until release. */
 HVD_EXPORT const char* hvd_handle_message(hvd_handle* handle);
-/* A core-allocated output (allgather, alltoall without an adapter); the
- * memory lives until release. */
+/* An output whose shape was negotiated (allgather, alltoall, join) once the
+ * op succeeded: core-allocated memory lives until release; with an adapter
+ * this describes the memory the adapter allocated. */
 HVD_EXPORT hvd_status hvd_handle_output(hvd_handle* handle, int32_t index,
                                         hvd_tensor* out);
 /* alltoall: the rows received from each rank. */

@@ -19,8 +19,8 @@ struct hvd_p2p_request_s {
   hvd_mr* mr = nullptr;
   size_t next_offset = 0;  // start of the next chunk to post
   bool posted_any = false;
-  bool ended = false;      // a chunk came short: the message is over
-  size_t completed = 0;    // bytes of finished chunks
+  bool ended = false;    // a chunk came short: the message is over
+  size_t completed = 0;  // bytes of finished chunks
   uint32_t inflight = 0;
   hvd_request* chunk[kMaxWindow] = {};
   size_t chunk_bytes[kMaxWindow] = {};
@@ -64,8 +64,8 @@ const hvd_transport_collectives* api_native(hvd_p2p*, hvd_coll_comm** comm) {
 }
 
 const hvd_p2p_api kApi = {
-    sizeof(hvd_p2p_api), nullptr, api_team,   api_isend,  api_irecv,
-    api_test,            api_subteam, api_native, nullptr,
+    sizeof(hvd_p2p_api), nullptr,    api_team, api_isend, api_irecv, api_test,
+    api_subteam,         api_native, nullptr,
 };
 
 }  // namespace
@@ -160,8 +160,7 @@ void Engine::reset_context(hvd_p2p_s* context, const Team* team,
 }
 
 hvd_status Engine::isend(hvd_p2p_s* p, int32_t peer, const void* buf,
-                         size_t bytes, uint32_t step,
-                         hvd_p2p_request_s** out) {
+                         size_t bytes, uint32_t step, hvd_p2p_request_s** out) {
   return post(p, true, peer, const_cast<void*>(buf), bytes, step, out);
 }
 
@@ -171,10 +170,9 @@ hvd_status Engine::irecv(hvd_p2p_s* p, int32_t peer, void* buf, size_t bytes,
 }
 
 hvd_status Engine::post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
-                        size_t bytes, uint32_t step,
-                        hvd_p2p_request_s** out) {
-  if (!out || peer < 0 || peer >= p->team->size() ||
-      peer == p->team->rank() || (bytes > 0 && !buf) || step > 0xffff) {
+                        size_t bytes, uint32_t step, hvd_p2p_request_s** out) {
+  if (!out || peer < 0 || peer >= p->team->size() || peer == p->team->rank() ||
+      (bytes > 0 && !buf) || step > 0xffff) {
     last_error_ = std::string(send ? "isend" : "irecv") + " to team rank " +
                   std::to_string(peer) + " of " +
                   std::to_string(p->team->size()) + " (step " +
@@ -214,16 +212,15 @@ hvd_status Engine::post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
 void Engine::post_chunks(hvd_p2p_request_s* req) {
   Link& link = *req->link;
   const hvd_transport_api& api = link.transport->api();
-  while (req->status == HVD_OK && !req->ended &&
-         req->inflight < link.window &&
+  while (req->status == HVD_OK && !req->ended && req->inflight < link.window &&
          (req->next_offset < req->bytes || !req->posted_any)) {
     size_t chunk = static_cast<size_t>(
         std::min<uint64_t>(link.chunk_bytes, req->bytes - req->next_offset));
     hvd_request* r = nullptr;
     uint8_t* at = req->buf ? req->buf + req->next_offset : nullptr;
-    hvd_status s =
-        req->send ? api.isend(link.conn, at, chunk, req->tag, req->mr, &r)
-                  : api.irecv(link.conn, at, chunk, req->tag, req->mr, &r);
+    hvd_status s = req->send
+                       ? api.isend(link.conn, at, chunk, req->tag, req->mr, &r)
+                       : api.irecv(link.conn, at, chunk, req->tag, req->mr, &r);
     if (s == HVD_AGAIN) return;
     if (s != HVD_OK) {
       fail(req, s, link.peer,
@@ -266,9 +263,9 @@ hvd_status Engine::test(hvd_p2p_request_s* req, int32_t* done,
       int32_t at_fault = c.peer >= 0 ? c.peer : link.peer;
       fail(req, result, at_fault,
            link.transport->error(
-               std::string(req->send ? "send to" : "receive from") +
-               " rank " + std::to_string(link.peer) + " failed (" +
-               status_name(result) + ")"));
+               std::string(req->send ? "send to" : "receive from") + " rank " +
+               std::to_string(link.peer) + " failed (" + status_name(result) +
+               ")"));
       break;
     }
     note_activity();
@@ -279,10 +276,10 @@ hvd_status Engine::test(hvd_p2p_request_s* req, int32_t* done,
     req->inflight = kept;
     post_chunks(req);
   }
-  bool finished = req->status != HVD_OK ||
-                  (req->inflight == 0 &&
-                   (req->ended || (req->posted_any &&
-                                   req->next_offset >= req->bytes)));
+  bool finished =
+      req->status != HVD_OK ||
+      (req->inflight == 0 &&
+       (req->ended || (req->posted_any && req->next_offset >= req->bytes)));
   if (!finished) return HVD_OK;
   if (out) {
     out->struct_size = sizeof(hvd_completion);
@@ -310,8 +307,8 @@ void Engine::fail(hvd_p2p_request_s* req, hvd_status status, int32_t peer,
   }
 }
 
-hvd_status Engine::subteam(hvd_p2p_s* p, const int32_t* members,
-                           int32_t count, hvd_p2p_s** out) {
+hvd_status Engine::subteam(hvd_p2p_s* p, const int32_t* members, int32_t count,
+                           hvd_p2p_s** out) {
   hvd_p2p_s* root = p->root;
   size_t index = root->subteams_used;
   try {
@@ -404,7 +401,8 @@ hvd_p2p_request_s* Engine::take_request() {
 }
 
 void Engine::give_back(hvd_p2p_request_s* req) {
-  if (req->mr && req->link && req->link->cache) req->link->cache->release(req->mr);
+  if (req->mr && req->link && req->link->cache)
+    req->link->cache->release(req->mr);
   *req = hvd_p2p_request_s{};
   req->next_free = free_;
   free_ = req;

@@ -7,8 +7,10 @@
 // above max_message_bytes into chunks (several in flight, matched in
 // order), registers buffers through a registration cache when a transport
 // needs it, and recycles its request objects, so nothing is allocated per
-// message once warm. A transport failure is reported once, with the peer,
-// to the failure reporter (the control plane).
+// message once warm. A transport failure is reported once per peer to the
+// failure reporter, which the runtime passes on to
+// ControlPlane::report_failure unless the control plane names the rank at
+// fault first (a broken connection may only be a survivor closing its own).
 //
 // Everything here runs on the background thread except abort().
 #pragma once
@@ -91,8 +93,8 @@ class Engine {
 
   // The table every reducer gets, and a context for one task on `team`.
   static const hvd_p2p_api* api();
-  void reset_context(hvd_p2p_s* context, const Team* team,
-                     uint32_t process_set, uint64_t sequence);
+  void reset_context(hvd_p2p_s* context, const Team* team, uint32_t process_set,
+                     uint64_t sequence);
 
   // The data path (the hvd_p2p_api functions land here).
   hvd_status isend(hvd_p2p_s* p, int32_t peer, const void* buf, size_t bytes,

@@ -95,14 +95,16 @@ void build_mesh(Engine& engine, const PluginLoader& loader,
                                       " ranks, the world " +
                                       std::to_string(size));
   }
-  auto scope_of = [&](int32_t peer) { return host_of[peer] == host_of[me] ? 0 : 1; };
+  auto scope_of = [&](int32_t peer) {
+    return host_of[peer] == host_of[me] ? 0 : 1;
+  };
 
   bool needed[kScopes] = {false, false};
   for (int32_t r = 0; r < size; ++r) {
     if (r != me) needed[scope_of(r)] = true;
   }
-  const bool shared =
-      config.get_strings("transport.intra") == config.get_strings("transport.inter");
+  const bool shared = config.get_strings("transport.intra") ==
+                      config.get_strings("transport.inter");
 
   Transport* transport[kScopes] = {nullptr, nullptr};
   hvd_listener* listener[kScopes] = {nullptr, nullptr};
@@ -134,9 +136,8 @@ void build_mesh(Engine& engine, const PluginLoader& loader,
       mine.handle[s] = mine.handle[other];
       continue;
     }
-    transport[s] = engine.add_transport(
-        load_transport(kScopeNames[s], loader, config, bootstrap,
-                       engine.epoch()));
+    transport[s] = engine.add_transport(load_transport(
+        kScopeNames[s], loader, config, bootstrap, engine.epoch()));
     mine.name[s] = transport[s]->name();
     mine.handle[s].assign(transport[s]->properties().handle_bytes, 0);
     hvd_status st = transport[s]->api().listen(
@@ -206,10 +207,9 @@ void build_mesh(Engine& engine, const PluginLoader& loader,
       }
       if (st != HVD_OK) {
         throw Error(st, p.transport->error(
-                            p.peer >= 0
-                                ? "connection to rank " + std::to_string(p.peer) +
-                                      " failed"
-                                : "accepted connection failed"));
+                            p.peer >= 0 ? "connection to rank " +
+                                              std::to_string(p.peer) + " failed"
+                                        : "accepted connection failed"));
       }
       int32_t peer = p.transport->api().conn_peer(p.conn);
       if (peer < 0 || peer >= size || peer == me || engine.connected(peer) ||
@@ -230,14 +230,14 @@ void build_mesh(Engine& engine, const PluginLoader& loader,
       for (int32_t r = 0; r < size; ++r) {
         if (r != me && !engine.connected(r)) missing.push_back(r);
       }
-      throw Error(HVD_ERR_TIMEOUT,
-                  "p2p: rank " + std::to_string(me) +
-                      " could not connect to rank(s) " + rank_list(missing) +
-                      " within runtime.start_timeout (" +
-                      std::to_string(std::chrono::duration_cast<
-                                         std::chrono::milliseconds>(timeout)
-                                         .count()) +
-                      " ms)");
+      throw Error(
+          HVD_ERR_TIMEOUT,
+          "p2p: rank " + std::to_string(me) + " could not connect to rank(s) " +
+              rank_list(missing) + " within runtime.start_timeout (" +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(timeout)
+                      .count()) +
+              " ms)");
     }
     if (!moved) nap();
   }

@@ -5,8 +5,7 @@
 namespace hvd::p2p {
 
 RegistrationCache::RegistrationCache(const hvd_transport_api* api,
-                                     hvd_transport* transport,
-                                     size_t capacity)
+                                     hvd_transport* transport, size_t capacity)
     : api_(api), transport_(transport), capacity_(capacity) {
   entries_.reserve(capacity_ + 8);
 }
@@ -16,8 +15,8 @@ RegistrationCache::~RegistrationCache() {
 }
 
 hvd_status RegistrationCache::register_range(uintptr_t begin, uintptr_t end,
-                                             hvd_device device,
-                                             bool permanent, Entry** out) {
+                                             hvd_device device, bool permanent,
+                                             Entry** out) {
   hvd_mr* mr = nullptr;
   hvd_status s = api_->mr_reg(transport_, reinterpret_cast<void*>(begin),
                               end - begin, device, &mr);
@@ -70,8 +69,8 @@ hvd_status RegistrationCache::add_permanent(const void* buf, size_t bytes,
                                             hvd_device device) {
   uintptr_t begin = reinterpret_cast<uintptr_t>(buf);
   Entry* added = nullptr;
-  return register_range(begin, begin + std::max<size_t>(bytes, 1), device,
-                        true, &added);
+  return register_range(begin, begin + std::max<size_t>(bytes, 1), device, true,
+                        &added);
 }
 
 void RegistrationCache::forget(const void* buf, size_t bytes) {

@@ -43,8 +43,8 @@ class TagLayout {
   }
 
  private:
-  uint32_t step_bits_ = 0, sequence_bits_ = 0, subteam_bits_ = 0,
-           set_bits_ = 0, epoch_bits_ = 0;
+  uint32_t step_bits_ = 0, sequence_bits_ = 0, subteam_bits_ = 0, set_bits_ = 0,
+           epoch_bits_ = 0;
 };
 
 }  // namespace hvd::p2p

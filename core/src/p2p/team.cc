@@ -81,8 +81,7 @@ std::unique_ptr<Team> Team::subteam(const int32_t* members,
                     std::to_string(rank()) + ")");
   }
   return std::make_unique<Team>(std::move(world), world_ranks_[rank()],
-                                host_of_world_, view_.epoch,
-                                view_.process_set);
+                                host_of_world_, view_.epoch, view_.process_set);
 }
 
 }  // namespace hvd::p2p

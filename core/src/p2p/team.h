@@ -36,7 +36,7 @@ class Team {
 
  private:
   std::vector<int32_t> world_ranks_;
-  std::vector<int32_t> host_of_;      // team rank -> team host index
+  std::vector<int32_t> host_of_;    // team rank -> team host index
   std::vector<int> host_of_world_;  // kept for sub-teams
   hvd_team view_{};
 };

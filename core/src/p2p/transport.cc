@@ -31,10 +31,10 @@ Transport::Transport(std::string scope, std::string describe,
   }
   if (props_.handle_bytes > HVD_TRANSPORT_HANDLE_MAX) {
     api_->finalize(instance_);
-    throw Error(HVD_ERR_INTERNAL,
-                describe_ + ": listen handle of " +
-                    std::to_string(props_.handle_bytes) + " bytes exceeds " +
-                    std::to_string(HVD_TRANSPORT_HANDLE_MAX));
+    throw Error(HVD_ERR_INTERNAL, describe_ + ": listen handle of " +
+                                      std::to_string(props_.handle_bytes) +
+                                      " bytes exceeds " +
+                                      std::to_string(HVD_TRANSPORT_HANDLE_MAX));
   }
 }
 
@@ -70,8 +70,8 @@ std::unique_ptr<Transport> load_transport(const std::string& scope,
   const std::string key = "transport." + scope;
   std::vector<std::string> names = config.get_strings(key);
   if (names.empty()) {
-    throw Error(HVD_ERR_CONFIG, config.source(key) + ": " + key +
-                                    " names no transport");
+    throw Error(HVD_ERR_CONFIG,
+                config.source(key) + ": " + key + " names no transport");
   }
   std::string failures;
   hvd_status first_status = HVD_ERR_NOT_FOUND;
@@ -90,8 +90,8 @@ std::unique_ptr<Transport> load_transport(const std::string& scope,
       hvd_transport* instance =
           init_transport(*owner->plugin, owner->host->table());
       std::string describe = owner->plugin->describe();
-      auto transport = std::make_unique<Transport>(scope, describe, &api,
-                                                   instance, owner);
+      auto transport =
+          std::make_unique<Transport>(scope, describe, &api, instance, owner);
       if (!failures.empty()) {
         HVD_LOG(WARNING) << key << ": using '" << name << "' after" << failures;
       }

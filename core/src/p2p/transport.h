@@ -62,7 +62,6 @@ class Transport {
 std::unique_ptr<Transport> load_transport(const std::string& scope,
                                           const PluginLoader& loader,
                                           const Config& config,
-                                          Bootstrap& bootstrap,
-                                          uint64_t epoch);
+                                          Bootstrap& bootstrap, uint64_t epoch);
 
 }  // namespace hvd::p2p

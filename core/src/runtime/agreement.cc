@@ -84,7 +84,8 @@ std::string find_disagreement(const std::vector<const Request*>& by_rank) {
   std::string d = compare(by_rank, [](const Request& q) {
     return std::string(collective_name(q.collective));
   });
-  if (!d.empty()) return "tensor " + name + ": ranks disagree on the collective: " + d;
+  if (!d.empty())
+    return "tensor " + name + ": ranks disagree on the collective: " + d;
 
   const hvd_collective c = first->collective;
   if (c == HVD_COLL_BARRIER) return "";
@@ -97,7 +98,8 @@ std::string find_disagreement(const std::vector<const Request*>& by_rank) {
   d = compare(by_rank, [](const Request& q) {
     return std::string(q.mem_kind == HVD_MEM_HOST ? "host" : "device") +
            " memory" +
-           (q.mem_kind == HVD_MEM_HOST ? "" : " " + std::to_string(q.device_id));
+           (q.mem_kind == HVD_MEM_HOST ? ""
+                                       : " " + std::to_string(q.device_id));
   });
   if (!d.empty()) return fail("memory kind", d);
 
@@ -107,9 +109,8 @@ std::string find_disagreement(const std::vector<const Request*>& by_rank) {
   if (!d.empty()) return fail("the number of grouped tensors", d);
 
   if (reduces(c)) {
-    d = compare(by_rank, [](const Request& q) {
-      return std::string(op_name(q.op));
-    });
+    d = compare(by_rank,
+                [](const Request& q) { return std::string(op_name(q.op)); });
     if (!d.empty()) return fail("the reduction op", d);
     d = compare(by_rank, [](const Request& q) {
       return "prescale " + number(q.prescale) + ", postscale " +
@@ -118,8 +119,9 @@ std::string find_disagreement(const std::vector<const Request*>& by_rank) {
     if (!d.empty()) return fail("the scale factors", d);
   }
   if (c == HVD_COLL_BROADCAST) {
-    d = compare(by_rank,
-                [](const Request& q) { return "root " + std::to_string(q.root); });
+    d = compare(by_rank, [](const Request& q) {
+      return "root " + std::to_string(q.root);
+    });
     if (!d.empty()) return fail("the root", d);
   }
 
@@ -134,10 +136,12 @@ std::string find_disagreement(const std::vector<const Request*>& by_rank) {
         return std::to_string(s.size()) + " dimensions, trailing " +
                shape_text(rest);
       });
-      if (!d.empty()) return fail("the shape" + which + " past the first dimension", d);
+      if (!d.empty())
+        return fail("the shape" + which + " past the first dimension", d);
     } else {
-      d = compare(by_rank,
-                  [t](const Request& q) { return "shape " + shape_text(q.shapes[t]); });
+      d = compare(by_rank, [t](const Request& q) {
+        return "shape " + shape_text(q.shapes[t]);
+      });
       if (!d.empty()) return fail("the shape" + which, d);
     }
   }

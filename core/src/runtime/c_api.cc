@@ -181,7 +181,8 @@ HVD_EXPORT hvd_status hvd_handle_output(hvd_handle* handle, int32_t index,
                                         hvd_tensor* out) {
   return guard([&] {
     check_handle(handle);
-    if (!out) throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_handle_output: null out");
+    if (!out)
+      throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_handle_output: null out");
     std::lock_guard<std::mutex> lock(handle->mutex);
     if (!handle->done || handle->status != HVD_OK) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,

@@ -89,6 +89,14 @@ Response Coordinator::build(const std::string& name, Pending& p) const {
       joined_absent.push_back(r);
     }
   }
+  for (int32_t r = 0; r < size_; ++r) {
+    if (p.present[r] && p.by_rank[r].failure_status != HVD_OK) {
+      return error(name, p, p.by_rank[r].failure_status,
+                   std::string(collective_name(p.by_rank[r].collective)) +
+                       " '" + name + "': rank " + std::to_string(r) +
+                       " could not take part: " + p.by_rank[r].failure);
+    }
+  }
   std::string disagreement = find_disagreement(by_rank);
   if (!disagreement.empty()) {
     return error(name, p, HVD_ERR_MISMATCH, disagreement);
@@ -99,8 +107,8 @@ Response Coordinator::build(const std::string& name, Pending& p) const {
       ranks += (i ? ", " : "") + std::to_string(joined_absent[i]);
     }
     return error(name, p, HVD_ERR_UNSUPPORTED,
-                 std::string(collective_name(first->collective)) + " '" +
-                     name + "': rank(s) " + ranks +
+                 std::string(collective_name(first->collective)) + " '" + name +
+                     "': rank(s) " + ranks +
                      " have joined; only allreduce runs with joined ranks");
   }
 

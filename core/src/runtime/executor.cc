@@ -19,7 +19,8 @@ constexpr uint64_t kCopyChunk = 8ull << 20;
 
 uint64_t row_elements(const std::vector<int64_t>& shape) {
   uint64_t row = 1;
-  for (size_t d = 1; d < shape.size(); ++d) row *= static_cast<uint64_t>(shape[d]);
+  for (size_t d = 1; d < shape.size(); ++d)
+    row *= static_cast<uint64_t>(shape[d]);
   return row;
 }
 
@@ -34,8 +35,7 @@ void prefix(const std::vector<size_t>& counts, std::vector<size_t>& displs) {
 
 }  // namespace
 
-Executor::Executor(p2p::Engine& engine, ReducerSet& reducers,
-                   Complete complete)
+Executor::Executor(p2p::Engine& engine, ReducerSet& reducers, Complete complete)
     : engine_(engine), reducers_(reducers), complete_(std::move(complete)) {
   for (Slot& slot : slots_) slot.buffer.set_engine(&engine_);
 }
@@ -140,8 +140,7 @@ void Executor::finish_control(ProcessSet* set, Response& response) {
       complete_(op, HVD_OK, "");
       return;
     }
-    case ResponseKind::kData:
-      return;
+    case ResponseKind::kData: return;
   }
 }
 
@@ -151,8 +150,8 @@ std::string Executor::describe(const Slot& slot) const {
     names += (i ? ", '" : "'") + slot.response.entries[i].name + "'";
   }
   if (slot.response.entries.size() > 4) {
-    names += " and " + std::to_string(slot.response.entries.size() - 4) +
-             " more";
+    names +=
+        " and " + std::to_string(slot.response.entries.size() - 4) + " more";
   }
   return std::string(collective_name(slot.response.collective)) + " " + names;
 }
@@ -167,8 +166,9 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   slot.op_status.assign(r.entries.size(), HVD_OK);
   for (const Entry& e : r.entries) {
     // Only an allreduce runs on a rank that joined without the tensor.
-    slot.ops.push_back(take(set, e.name, r.collective == HVD_COLL_ALLREDUCE &&
-                                             set->join != nullptr));
+    slot.ops.push_back(
+        take(set, e.name,
+             r.collective == HVD_COLL_ALLREDUCE && set->join != nullptr));
   }
   slot.copy_in.clear();
   slot.copy_out.clear();
@@ -209,15 +209,8 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   }
   if (slot.move_data) {
     uint64_t bytes = response_bytes(r, set->size());
-    slot.candidates = reducers_.candidates(
-        r.collective, set->planning_team->view(), r.mem_kind, bytes);
-    int first = reducers_.index_of(r.reducer);
-    if (first >= 0) {
-      auto it = std::find(slot.candidates.begin(), slot.candidates.end(),
-                          static_cast<size_t>(first));
-      if (it != slot.candidates.end()) slot.candidates.erase(it);
-      slot.candidates.insert(slot.candidates.begin(), first);
-    }
+    reducers_.candidates(r.collective, set->planning_team->view(), r.mem_kind,
+                         bytes, r.reducer, slot.candidates);
   }
 }
 
@@ -254,13 +247,11 @@ void Executor::allocate_outputs(Slot& slot) {
           if (s != HVD_OK) {
             throw Error(s, "adapter '" + op->adapter->name +
                                "' could not allocate output " +
-                               std::to_string(t) + " (" + status_name(s) +
-                               ")");
+                               std::to_string(t) + " (" + status_name(s) + ")");
           }
-          out.view = view_tensor(got, op->describe() + " output " +
-                                          std::to_string(t) +
-                                          " from adapter '" +
-                                          op->adapter->name + "'");
+          out.view =
+              view_tensor(got, op->describe() + " output " + std::to_string(t) +
+                                   " from adapter '" + op->adapter->name + "'");
           if (out.view.dtype != like.dtype || out.view.shape != shape) {
             throw Error(HVD_ERR_INVALID_ARGUMENT,
                         op->describe() + ": adapter '" + op->adapter->name +
@@ -303,8 +294,8 @@ void Executor::plan_allreduce(Slot& slot, bool direct) {
   hvd_coll_args& a = slot.args;
   a.op = r.op == HVD_OP_AVERAGE ? HVD_OP_SUM : r.op;
   a.prescale = r.prescale;
-  a.postscale = r.postscale *
-                (r.op == HVD_OP_AVERAGE ? 1.0 / slot.set->size() : 1.0);
+  a.postscale =
+      r.postscale * (r.op == HVD_OP_AVERAGE ? 1.0 / slot.set->size() : 1.0);
   if (direct) {
     PendingOp* op = slot.ops[0];
     a.send = op->inputs[0].data;
@@ -320,7 +311,8 @@ void Executor::plan_allreduce(Slot& slot, bool direct) {
     PendingOp* op = slot.ops[e];
     for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
       uint64_t bytes = element_count(r.entries[e].shapes[t]) * esize;
-      slot.copy_in.push_back({base + off, op ? op->inputs[t].data : nullptr, bytes});
+      slot.copy_in.push_back(
+          {base + off, op ? op->inputs[t].data : nullptr, bytes});
       if (op) slot.copy_out.push_back({op->outputs[t].data, base + off, bytes});
       off += bytes;
     }
@@ -357,7 +349,8 @@ void Executor::plan_broadcast(Slot& slot, bool direct) {
     PendingOp* op = slot.ops[e];
     for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
       uint64_t bytes = element_count(r.entries[e].shapes[t]) * esize;
-      if (root && op) slot.copy_in.push_back({base + off, op->inputs[t].data, bytes});
+      if (root && op)
+        slot.copy_in.push_back({base + off, op->inputs[t].data, bytes});
       if (op && (!root || op->outputs[t].data != op->inputs[t].data)) {
         const uint8_t* src = root ? op->inputs[t].data : base + off;
         slot.copy_out.push_back({op->outputs[t].data, src, bytes});
@@ -381,7 +374,8 @@ void Executor::plan_allgather(Slot& slot, bool direct) {
   for (const Entry& e : r.entries) {
     for (size_t t = 0; t < e.shapes.size(); ++t) {
       uint64_t row = row_elements(e.shapes[t]);
-      for (int32_t k = 0; k < size; ++k) slot.counts[k] += e.per_rank[t][k] * row;
+      for (int32_t k = 0; k < size; ++k)
+        slot.counts[k] += e.per_rank[t][k] * row;
     }
   }
   prefix(slot.counts, slot.displs);
@@ -411,7 +405,8 @@ void Executor::plan_allgather(Slot& slot, bool direct) {
           uint64_t rows_before = 0;
           for (int32_t j = 0; j < k; ++j) rows_before += entry.per_rank[t][j];
           slot.copy_out.push_back(
-              {op->outputs[t].data + rows_before * row_bytes, base + off, bytes});
+              {op->outputs[t].data + rows_before * row_bytes, base + off,
+               bytes});
         }
         off += bytes;
       }
@@ -452,12 +447,14 @@ void Executor::plan_alltoall(Slot& slot, bool direct) {
     a.recv = op->outputs[0].data;
     return;
   }
-  uint64_t send_bytes = (slot.send_displs.back() + slot.send_counts.back()) * esize;
+  uint64_t send_bytes =
+      (slot.send_displs.back() + slot.send_counts.back()) * esize;
   uint64_t recv_bytes = (slot.displs.back() + slot.counts.back()) * esize;
   uint8_t* base = slot.buffer.ensure(send_bytes + recv_bytes);
   if (op) slot.copy_in.push_back({base, op->inputs[0].data, send_bytes});
   if (op && slot.op_errors[0].empty()) {
-    slot.copy_out.push_back({op->outputs[0].data, base + send_bytes, recv_bytes});
+    slot.copy_out.push_back(
+        {op->outputs[0].data, base + send_bytes, recv_bytes});
   }
   a.send = base;
   a.recv = base + send_bytes;
@@ -505,10 +502,13 @@ void Executor::plan_reducescatter(Slot& slot, bool direct) {
         for (int32_t j = 0; j < k; ++j) rows_before += rows[j];
         uint64_t bytes = rows[k] * row_bytes;
         slot.copy_in.push_back(
-            {base + off, op ? op->inputs[t].data + rows_before * row_bytes : nullptr,
+            {base + off,
+             op ? op->inputs[t].data + rows_before * row_bytes : nullptr,
              bytes});
         if (k == me && op) {
-          slot.copy_out.push_back({op->outputs[t].data, recv + (off - slot.displs[me] * esize), bytes});
+          slot.copy_out.push_back({op->outputs[t].data,
+                                   recv + (off - slot.displs[me] * esize),
+                                   bytes});
         }
         off += bytes;
       }
@@ -561,8 +561,8 @@ void Executor::post(Slot& slot) {
       return;
     }
     if (s == HVD_ERR_UNSUPPORTED) {
-      unsupported += (unsupported.empty() ? "" : "; ") +
-                     reducer.error("unsupported");
+      unsupported +=
+          (unsupported.empty() ? "" : "; ") + reducer.error("unsupported");
       continue;
     }
     // Other ranks may have started: the job cannot go on in step.
@@ -573,8 +573,9 @@ void Executor::post(Slot& slot) {
       describe(slot) + ": no reducer runs " +
       collective_name(slot.response.collective) + " of " +
       std::to_string(response_bytes(slot.response, slot.set->size())) +
-      " bytes on " + std::to_string(slot.set->size()) + " rank(s) (loaded: " +
-      reducers_.names() + ")" + (unsupported.empty() ? "" : ": " + unsupported);
+      " bytes on " + std::to_string(slot.set->size()) +
+      " rank(s) (loaded: " + reducers_.names() + ")" +
+      (unsupported.empty() ? "" : ": " + unsupported);
   for (size_t e = 0; e < slot.ops.size(); ++e) {
     if (!slot.op_errors[e].empty()) continue;
     slot.op_errors[e] = message;
@@ -604,9 +605,9 @@ bool Executor::advance(Slot& slot) {
     slot.task = nullptr;
     if (s != HVD_OK) {
       std::string detail = engine_.last_error();
-      std::string message = describe(slot) + ": " +
-                            reducer->error(std::string("failed (") +
-                                           status_name(s) + ")");
+      std::string message =
+          describe(slot) + ": " +
+          reducer->error(std::string("failed (") + status_name(s) + ")");
       if (!detail.empty()) message += " [" + detail + "]";
       throw Error(s, message, c.peer);
     }
@@ -648,7 +649,7 @@ void Executor::fail_all(hvd_status status, const std::string& message) {
       slot.task = nullptr;
     }
     for (PendingOp* op : slot.ops) {
-      if (op) complete_(op, status, op->describe() + ": " + message);
+      if (op) complete_(op, status, prefixed(*op, message));
     }
     slot.ops.clear();
     slot.busy = false;

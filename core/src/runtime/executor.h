@@ -53,9 +53,9 @@ class Executor {
     bool busy = false;
     ProcessSet* set = nullptr;
     Response response;
-    std::vector<PendingOp*> ops;          // per entry; null: joined here
-    std::vector<std::string> op_errors;   // per entry; "" when fine
-    std::vector<hvd_status> op_status;    // per entry, with op_errors
+    std::vector<PendingOp*> ops;         // per entry; null: joined here
+    std::vector<std::string> op_errors;  // per entry; "" when fine
+    std::vector<hvd_status> op_status;   // per entry, with op_errors
     FusionBuffer buffer;
     std::vector<CopyJob> copy_in, copy_out;
     size_t job = 0;
@@ -79,8 +79,7 @@ class Executor {
   void post(Slot& slot);
   void finish(Slot& slot);
   void allocate_outputs(Slot& slot);
-  PendingOp* take(ProcessSet* set, const std::string& name,
-                  bool may_be_absent);
+  PendingOp* take(ProcessSet* set, const std::string& name, bool may_be_absent);
   std::string describe(const Slot& slot) const;
 
   void plan_allreduce(Slot& slot, bool direct);

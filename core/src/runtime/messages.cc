@@ -38,6 +38,8 @@ void encode(const RequestList& list, std::vector<uint8_t>& out) {
     w.put(q.root);
     put_shapes(w, q.shapes);
     w.put_vector(q.splits);
+    w.put(q.failure_status);
+    w.put_string(q.failure);
   }
 }
 
@@ -61,6 +63,8 @@ RequestList decode_requests(const std::vector<uint8_t>& in) {
     q.root = r.get<int32_t>();
     q.shapes = get_shapes(r);
     q.splits = r.get_vector<int64_t>();
+    q.failure_status = r.get<hvd_status>();
+    q.failure = r.get_string();
     list.requests.push_back(std::move(q));
   }
   if (!r.done()) throw Error(HVD_ERR_INTERNAL, "trailing bytes in requests");

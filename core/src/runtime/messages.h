@@ -26,6 +26,10 @@ struct Request {
   int32_t root = 0;
   std::vector<std::vector<int64_t>> shapes;  // per tensor
   std::vector<int64_t> splits;               // alltoall: rows to each rank
+  // Set when this rank cannot take part (its inputs failed): the op then
+  // fails on every rank with this message instead of leaving them waiting.
+  hvd_status failure_status = HVD_OK;
+  std::string failure;
 };
 
 struct RequestList {

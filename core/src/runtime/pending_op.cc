@@ -11,6 +11,12 @@ std::string PendingOp::describe() const {
          request.name + "'";
 }
 
+std::string prefixed(const PendingOp& op, const std::string& message) {
+  std::string what = op.describe();
+  if (message.rfind(what, 0) == 0) return message;
+  return what + ": " + message;
+}
+
 std::vector<int64_t> reducescatter_rows(int64_t rows, int32_t set_size) {
   std::vector<int64_t> out(set_size, rows / set_size);
   for (int64_t r = 0; r < rows % set_size; ++r) ++out[r];
@@ -33,9 +39,8 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
                     " bytes is too small (struct_size not set?)");
   }
   if (op.collective < 0 || op.collective >= HVD_COLL_COUNT) {
-    throw Error(HVD_ERR_INVALID_ARGUMENT,
-                "hvd_enqueue: unknown collective " +
-                    std::to_string(op.collective));
+    throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_enqueue: unknown collective " +
+                                              std::to_string(op.collective));
   }
   PendingOp p;
   Request& q = p.request;
@@ -62,8 +67,9 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
     if (!op.inputs) throw invalid("inputs is null");
     if (op.tensor_count > 1 && (op.collective == HVD_COLL_BROADCAST ||
                                 op.collective == HVD_COLL_ALLTOALL)) {
-      throw invalid("grouped ops are allreduce, allgather and reducescatter "
-                    "only");
+      throw invalid(
+          "grouped ops are allreduce, allgather and reducescatter "
+          "only");
     }
   }
 
@@ -108,7 +114,8 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
     }
     q.root = op.root;
   }
-  if (op.collective == HVD_COLL_ALLGATHER || op.collective == HVD_COLL_ALLTOALL ||
+  if (op.collective == HVD_COLL_ALLGATHER ||
+      op.collective == HVD_COLL_ALLTOALL ||
       op.collective == HVD_COLL_REDUCESCATTER) {
     for (const TensorView& in : p.inputs) {
       if (in.shape.empty()) {
@@ -118,12 +125,13 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
   }
 
   // Outputs.
-  const bool allocated_later = op.collective == HVD_COLL_ALLGATHER ||
-                               op.collective == HVD_COLL_ALLTOALL;
+  const bool allocated_later =
+      op.collective == HVD_COLL_ALLGATHER || op.collective == HVD_COLL_ALLTOALL;
   if (allocated_later && op.outputs) {
-    throw invalid("outputs must be null: the output is allocated once its "
-                  "shape is negotiated (through the adapter, or read with "
-                  "hvd_handle_output)");
+    throw invalid(
+        "outputs must be null: the output is allocated once its "
+        "shape is negotiated (through the adapter, or read with "
+        "hvd_handle_output)");
   }
   if (op.collective == HVD_COLL_REDUCESCATTER && !op.outputs) {
     throw invalid("needs outputs");

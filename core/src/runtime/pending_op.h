@@ -33,6 +33,9 @@ struct PendingOp {
   std::string describe() const;
 };
 
+// `message` prefixed with "<collective> '<name>': " unless it starts so.
+std::string prefixed(const PendingOp& op, const std::string& message);
+
 // Checks `op` for a set of `set_size` ranks in which this process has rank
 // `set_rank`, and copies it. `barrier_name` names a barrier or join that
 // came without a name. Throws hvd::Error HVD_ERR_INVALID_ARGUMENT (or

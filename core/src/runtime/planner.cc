@@ -7,7 +7,8 @@ namespace hvd::runtime {
 int32_t score_for(const ReducerScores& scores, uint64_t bytes) {
   int32_t best = 0;
   for (const hvd_score_range& r : scores.ranges) {
-    if (r.min_bytes <= bytes && (bytes < r.max_bytes || r.max_bytes == UINT64_MAX)) {
+    if (r.min_bytes <= bytes &&
+        (bytes < r.max_bytes || r.max_bytes == UINT64_MAX)) {
       best = std::max(best, r.score);
     }
   }
@@ -37,8 +38,9 @@ std::vector<size_t> rank_candidates(const std::vector<ReducerRule>& rules,
     int32_t s = score_for(reducers[i], bytes);
     if (s > 0) scored.push_back({s, i});
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(
+      scored.begin(), scored.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [s, i] : scored) order.push_back(i);
   return order;
 }

@@ -17,15 +17,15 @@
 namespace hvd::runtime {
 
 struct ProcessSet {
-  ProcessSet(int32_t id, std::vector<int32_t> world_ranks, int32_t my_world_rank,
-             const std::vector<int>& host_of_world, uint64_t epoch,
-             bool coordinator);
+  ProcessSet(int32_t id, std::vector<int32_t> world_ranks,
+             int32_t my_world_rank, const std::vector<int>& host_of_world,
+             uint64_t epoch, bool coordinator);
 
   int32_t id;
-  std::vector<int32_t> world_ranks;       // set rank -> world rank
-  std::vector<int32_t> rank_of_world;     // world rank -> set rank or -1
-  int32_t rank = -1;                      // this process's; -1: not a member
-  std::unique_ptr<p2p::Team> team;        // members only
+  std::vector<int32_t> world_ranks;    // set rank -> world rank
+  std::vector<int32_t> rank_of_world;  // world rank -> set rank or -1
+  int32_t rank = -1;                   // this process's; -1: not a member
+  std::unique_ptr<p2p::Team> team;     // members only
   // The team as the set's rank 0 sees it: every rank asks the reducers'
   // scores about this one, so all rank the candidates alike.
   std::unique_ptr<p2p::Team> planning_team;

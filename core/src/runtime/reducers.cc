@@ -103,9 +103,10 @@ std::string ReducerSet::names() const {
   return out;
 }
 
-std::vector<size_t> ReducerSet::candidates(hvd_collective collective,
-                                           const hvd_team* team,
-                                           hvd_mem_kind mem, uint64_t bytes) {
+void ReducerSet::candidates(hvd_collective collective, const hvd_team* team,
+                            hvd_mem_kind mem, uint64_t bytes,
+                            const std::string& first,
+                            std::vector<size_t>& out) {
   auto key = std::make_tuple(team->process_set, collective, mem);
   auto it = scores_.find(key);
   if (it == scores_.end()) {
@@ -119,9 +120,8 @@ std::vector<size_t> ReducerSet::candidates(hvd_collective collective,
         range.struct_size = sizeof(hvd_score_range);
       }
       size_t count = 32;
-      if (r->api().score &&
-          r->api().score(r->instance(), collective, team, mem, ranges,
-                         &count) == HVD_OK) {
+      if (r->api().score && r->api().score(r->instance(), collective, team, mem,
+                                           ranges, &count) == HVD_OK) {
         scores.ranges.assign(ranges, ranges + std::min<size_t>(count, 32));
       }
       all.push_back(std::move(scores));
@@ -130,8 +130,13 @@ std::vector<size_t> ReducerSet::candidates(hvd_collective collective,
   }
   static const std::vector<ReducerRule> kNoRules;
   auto rules = rules_.find(collective);
-  return rank_candidates(rules == rules_.end() ? kNoRules : rules->second,
-                         it->second, bytes);
+  out = rank_candidates(rules == rules_.end() ? kNoRules : rules->second,
+                        it->second, bytes);
+  int named = index_of(first);
+  if (named < 0) return;
+  auto at = std::find(out.begin(), out.end(), static_cast<size_t>(named));
+  if (at != out.end()) out.erase(at);
+  out.insert(out.begin(), static_cast<size_t>(named));
 }
 
 }  // namespace hvd::runtime

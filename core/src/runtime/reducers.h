@@ -58,10 +58,18 @@ class ReducerSet {
   std::string names() const;  // "ring, tree"
 
   // Candidates for a message of `bytes` on `team`, best first (scores are
-  // asked once per process set, collective and memory kind).
+  // asked once per process set, collective and memory kind). `first`, when
+  // loaded, goes first (the reducer a response names).
+  void candidates(hvd_collective collective, const hvd_team* team,
+                  hvd_mem_kind mem, uint64_t bytes, const std::string& first,
+                  std::vector<size_t>& out);
   std::vector<size_t> candidates(hvd_collective collective,
                                  const hvd_team* team, hvd_mem_kind mem,
-                                 uint64_t bytes);
+                                 uint64_t bytes) {
+    std::vector<size_t> out;
+    candidates(collective, team, mem, bytes, "", out);
+    return out;
+  }
 
  private:
   void check_rules(const Config& config);

@@ -48,6 +48,17 @@ std::string line_of(const std::string& canonical, const std::string& key) {
 }  // namespace
 
 Runtime::Runtime(const hvd_init_options* options) {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw Error(HVD_ERR_SYSTEM, "eventfd failed");
+  try {
+    start(options);
+  } catch (...) {
+    teardown();  // in order, then the descriptor the failure callback uses
+    throw;
+  }
+}
+
+void Runtime::start(const hvd_init_options* options) {
   if (options && !HVD_HAS_FIELD(options, hvd_init_options, process_set_count)) {
     throw Error(HVD_ERR_INVALID_ARGUMENT,
                 "hvd_init: hvd_init_options of " +
@@ -67,8 +78,8 @@ Runtime::Runtime(const hvd_init_options* options) {
   const auto start_timeout = config_.get_duration("runtime.start_timeout");
 
   static std::atomic<uint64_t> generations{0};
-  bootstrap_ = std::make_unique<GenerationBootstrap>(
-      Bootstrap::create(config_), generations++);
+  bootstrap_ = std::make_unique<GenerationBootstrap>(Bootstrap::create(config_),
+                                                     generations++);
   rank_ = bootstrap_->rank();
   size_ = bootstrap_->size();
   const HostLayout& layout = bootstrap_->layout();
@@ -88,17 +99,23 @@ Runtime::Runtime(const hvd_init_options* options) {
 
   engine_ = std::make_unique<p2p::Engine>(rank_, size_, kEpoch);
   engine_->set_spin_time(config_.get_duration("runtime.spin_time"));
+  // What a transport saw goes to the control plane from drive(), once the
+  // control plane has had a moment to name the rank really at fault.
   engine_->set_failure_reporter(
       [this](int32_t peer, const std::string& reason) {
-        control_->report_failure(peer, reason);
+        if (transport_fault_peer_ >= 0) return;
+        transport_fault_peer_ = peer;
+        transport_fault_ = reason;
       });
+  verdict_wait_ = std::min<std::chrono::nanoseconds>(
+      config_.get_duration("runtime.peer_timeout"), std::chrono::seconds(1));
   p2p::build_mesh(*engine_, *loader_, config_, *bootstrap_, start_timeout);
 
+  check_same_process_sets(options);
   std::vector<int32_t> everyone(size_);
   for (int32_t r = 0; r < size_; ++r) everyone[r] = r;
-  sets_.push_back(std::make_unique<ProcessSet>(0, everyone, rank_,
-                                               layout.host_of, kEpoch,
-                                               rank_ == 0));
+  sets_.push_back(std::make_unique<ProcessSet>(
+      0, everyone, rank_, layout.host_of, kEpoch, rank_ == 0));
   if (options && options->process_set_count > 0) {
     if (!options->process_sets || !options->process_set_sizes) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
@@ -119,8 +136,6 @@ Runtime::Runtime(const hvd_init_options* options) {
       [this](PendingOp* op, hvd_status s, const std::string& m) {
         complete(op, s, m);
       });
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) throw Error(HVD_ERR_SYSTEM, "eventfd failed");
   thread_ = std::thread([this] { loop(); });
   HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_
                 << ", bootstrap " << bootstrap_->backend() << ", reducers "
@@ -154,8 +169,8 @@ void Runtime::teardown() {
 
 void Runtime::check_config_digest() {
   std::string digest = config_.digest();
-  std::vector<std::vector<uint8_t>> all = bootstrap_->allgather(
-      std::vector<uint8_t>(digest.begin(), digest.end()));
+  std::vector<std::vector<uint8_t>> all =
+      bootstrap_->allgather(std::vector<uint8_t>(digest.begin(), digest.end()));
   int32_t differs = -1;
   for (int32_t r = 1; r < size_; ++r) {
     if (all[r] != all[0]) {
@@ -183,9 +198,35 @@ void Runtime::check_config_digest() {
             " on rank 0, " + line_of(b, key) + " on rank " +
             std::to_string(differs);
   }
-  throw Error(HVD_ERR_CONFIG,
-              "the configuration differs between ranks 0 and " +
-                  std::to_string(differs) + ": " + keys);
+  throw Error(HVD_ERR_CONFIG, "the configuration differs between ranks 0 and " +
+                                  std::to_string(differs) + ": " + keys);
+}
+
+void Runtime::check_same_process_sets(const hvd_init_options* options) {
+  // Every rank takes part, with or without sets, so none waits alone.
+  std::string text;
+  const int32_t count =
+      options && options->process_sets && options->process_set_sizes
+          ? options->process_set_count
+          : 0;
+  for (int32_t i = 0; i < count; ++i) {
+    text += "set " + std::to_string(i + 1) + ":";
+    for (int32_t k = 0; k < options->process_set_sizes[i]; ++k) {
+      text += " " + std::to_string(options->process_sets[i][k]);
+    }
+    text += ";";
+  }
+  std::vector<std::vector<uint8_t>> all =
+      bootstrap_->allgather(std::vector<uint8_t>(text.begin(), text.end()));
+  for (int32_t r = 1; r < size_; ++r) {
+    if (all[r] != all[0]) {
+      throw Error(HVD_ERR_MISMATCH,
+                  "hvd_init: the process sets differ between rank 0 (" +
+                      std::string(all[0].begin(), all[0].end()) +
+                      ") and rank " + std::to_string(r) + " (" +
+                      std::string(all[r].begin(), all[r].end()) + ")");
+    }
+  }
 }
 
 bool Runtime::on_background_thread() const {
@@ -213,9 +254,9 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op) {
     if (stopped_) throw Error(stop_status_, stop_message_);
     ProcessSet* set = find_set(op.process_set);
     if (!set) {
-      throw Error(HVD_ERR_INVALID_ARGUMENT,
-                  "hvd_enqueue: process set " +
-                      std::to_string(op.process_set) + " does not exist");
+      throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_enqueue: process set " +
+                                                std::to_string(op.process_set) +
+                                                " does not exist");
     }
     if (!set->member()) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
@@ -232,8 +273,9 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op) {
     std::string key = key_of(*p);
     if (in_flight_.count(key)) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
-                  p->describe() + ": an op of this name is already in flight "
-                                  "on process set " +
+                  p->describe() +
+                      ": an op of this name is already in flight "
+                      "on process set " +
                       std::to_string(set->id) +
                       " (names must be unique among ops in flight)");
     }
@@ -276,7 +318,6 @@ void Runtime::note_failure(const PeerFailure& failure) {
   }
   failed_ = true;
   wake();  // the background thread fails everything
-
 }
 
 void Runtime::complete(PendingOp* op, hvd_status status,
@@ -336,11 +377,12 @@ void Runtime::cycle() {
     try {
       ready = input_ready(op);
     } catch (const Error& e) {
-      // The other ranks' ops of this name stay pending: the name never
-      // reaches negotiation from here.
+      // Submitted anyway, marked: the op fails on every rank with this
+      // message rather than leaving the others waiting for this rank.
       HVD_LOG(ERROR) << e.what();
-      complete(op, e.status(), e.what());
-      continue;
+      op->request.failure_status = e.status();
+      op->request.failure = e.what();
+      ready = true;
     }
     if (!ready) {
       waiting_[kept++] = op;
@@ -386,11 +428,10 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
     for (Request& q : list.requests) {
       ProcessSet* set = find_set(q.process_set);
       if (!set || set->rank_of_world[r] < 0) {
-        throw Error(HVD_ERR_INTERNAL, "rank " + std::to_string(r) +
-                                          " submitted '" + q.name +
-                                          "' to process set " +
-                                          std::to_string(q.process_set) +
-                                          ", which it is not a member of");
+        throw Error(HVD_ERR_INTERNAL,
+                    "rank " + std::to_string(r) + " submitted '" + q.name +
+                        "' to process set " + std::to_string(q.process_set) +
+                        ", which it is not a member of");
       }
       set->coordinator->submit(set->rank_of_world[r], std::move(q));
     }
@@ -400,10 +441,12 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
     if (ready.empty()) continue;
     for (Response& r : fuse(std::move(ready), fusion_threshold_, set->size())) {
       if (r.kind == ResponseKind::kData) {
-        std::vector<size_t> candidates = reducers_->candidates(
-            r.collective, set->planning_team->view(), r.mem_kind,
-            response_bytes(r, set->size()));
-        if (!candidates.empty()) r.reducer = reducers_->at(candidates[0]).name();
+        reducers_->candidates(r.collective, set->planning_team->view(),
+                              r.mem_kind, response_bytes(r, set->size()), "",
+                              candidates_);
+        if (!candidates_.empty()) {
+          r.reducer = reducers_->at(candidates_[0]).name();
+        }
       }
       out.responses.push_back(std::move(r));
     }
@@ -414,16 +457,51 @@ bool Runtime::drive() {
   try {
     return executor_->progress();
   } catch (const Error& e) {
-    // Tell everyone, so no rank waits for this one's part.
+    const int32_t peer =
+        transport_fault_peer_ >= 0 ? transport_fault_peer_ : e.peer();
+    if (peer < 0 || peer == rank_) {
+      // This rank's own failure: tell everyone, so none waits for its part.
+      if (!failed_) control_->report_failure(rank_, e.what());
+      throw;
+    }
+    // A broken connection may be a cascade (a survivor closing its
+    // connections after another rank died): the control plane knows which
+    // rank is at fault, so it has the last word. If it stays silent, what
+    // the data path saw is reported.
+    await_verdict();
     if (!failed_) {
-      int32_t at_fault = e.peer() >= 0 ? e.peer() : rank_;
-      control_->report_failure(at_fault, e.what());
+      control_->report_failure(
+          peer, transport_fault_.empty() ? e.what() : transport_fault_);
+      await_verdict();
+    }
+    if (failed_) {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
     }
     throw;
   }
 }
 
-void Runtime::wait_until(std::chrono::steady_clock::time_point deadline) {
+void Runtime::await_verdict() {
+  auto until = std::chrono::steady_clock::now() + verdict_wait_;
+  while (!failed_ && std::chrono::steady_clock::now() < until) {
+    pollfd fd{wake_fd_, POLLIN, 0};
+    poll(&fd, 1, 5);
+    drain_wake_fd();
+  }
+}
+
+void Runtime::wait_until(std::chrono::steady_clock::time_point start) {
+  // Idle, the next cycle comes at start + cycle_time, or at once for a new
+  // op. Busy, the data path goes on until it is idle and negotiation waits
+  // (each round is a pause of every rank's transfers), but no longer than
+  // kBusyCycles cycles, so responses for new ops still come while a large
+  // one runs. A rank in negotiation is thus waited for at most that long by
+  // a busy one, and a rank that went idle needs nothing more from the
+  // others' tasks.
+  constexpr int kBusyCycles = 10;
+  const auto deadline = start + cycle_time_;
+  const auto busy_deadline = start + kBusyCycles * cycle_time_;
   while (true) {
     bool moved = drive();
     if (failed_) {
@@ -432,10 +510,8 @@ void Runtime::wait_until(std::chrono::steady_clock::time_point deadline) {
     }
     if (shutdown_requested_) return;
     auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return;
     if (executor_->idle()) {
-      // Nothing in flight: a new op goes out at once.
-      if (has_new_.exchange(false)) return;
+      if (now >= deadline || has_new_.exchange(false)) return;
       auto left = deadline - now;
       timespec ts;
       ts.tv_sec = static_cast<time_t>(
@@ -445,9 +521,12 @@ void Runtime::wait_until(std::chrono::steady_clock::time_point deadline) {
       pollfd fd{wake_fd_, POLLIN, 0};
       ppoll(&fd, 1, &ts, nullptr);
       drain_wake_fd();
-    } else if (!moved) {
-      engine_->wait(deadline - now, wake_fd_);
-      drain_wake_fd();
+    } else {
+      if (now >= busy_deadline) return;
+      if (!moved) {
+        engine_->wait(busy_deadline - now, wake_fd_);
+        drain_wake_fd();
+      }
     }
   }
 }
@@ -481,14 +560,15 @@ void Runtime::loop() {
                         "horovod was shut down (hvd_shutdown on " + who + ")");
         return;
       }
-      wait_until(start + cycle_time_);
+      wait_until(start);
     }
   } catch (const Error& e) {
     HVD_LOG(ERROR) << e.what();
     fail_everything(e.status(), e.what());
   } catch (const std::exception& e) {
     HVD_LOG(ERROR) << "background thread: " << e.what();
-    fail_everything(HVD_ERR_INTERNAL, std::string("background thread: ") + e.what());
+    fail_everything(HVD_ERR_INTERNAL,
+                    std::string("background thread: ") + e.what());
   }
 }
 
@@ -509,7 +589,7 @@ void Runtime::fail_everything(hvd_status status, const std::string& message) {
   }
   executor_->fail_all(status, message);
   auto fail = [&](PendingOp* op) {
-    complete(op, status, op->describe() + ": " + message);
+    complete(op, status, prefixed(*op, message));
   };
   for (const auto& set : sets_) {
     for (auto& [name, op] : set->negotiating) fail(op);

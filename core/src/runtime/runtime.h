@@ -65,11 +65,14 @@ class Runtime {
   bool on_background_thread() const;
 
  private:
+  void start(const hvd_init_options* options);  // the constructor's work
   void check_config_digest();
+  void check_same_process_sets(const hvd_init_options* options);
   void loop();
   void cycle();
-  void wait_until(std::chrono::steady_clock::time_point deadline);
-  bool drive();  // executor progress; reports fatal data-path errors
+  void wait_until(std::chrono::steady_clock::time_point start);
+  bool drive();          // executor progress; reports fatal data-path errors
+  void await_verdict();  // waits a moment for the control plane's failure
   void drain();
   bool input_ready(PendingOp* op);
   void coordinate(const std::vector<std::vector<uint8_t>>& gathered,
@@ -120,6 +123,10 @@ class Runtime {
   std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;
+  std::vector<size_t> candidates_;
+  int32_t transport_fault_peer_ = -1;  // the first peer a transport blamed
+  std::string transport_fault_;
+  std::chrono::nanoseconds verdict_wait_{std::chrono::seconds(1)};
   bool shutdown_seen_ = false;
   int32_t shutdown_rank_ = -1;
 };

@@ -30,10 +30,8 @@ hvd_dtype dtype_from_dl(hvd_dl_dtype dl) {
         case 64: return HVD_FLOAT64;
       }
       return -1;
-    case HVD_DL_BFLOAT:
-      return dl.bits == 16 ? HVD_BFLOAT16 : -1;
-    case HVD_DL_BOOL:
-      return dl.bits == 8 ? HVD_BOOL : -1;
+    case HVD_DL_BFLOAT: return dl.bits == 16 ? HVD_BFLOAT16 : -1;
+    case HVD_DL_BOOL: return dl.bits == 8 ? HVD_BOOL : -1;
   }
   return -1;
 }
@@ -77,7 +75,8 @@ TensorView view_tensor(const hvd_tensor& t, const std::string& what) {
   const uint64_t esize = dtype_size(v.dtype);
   uint64_t elements = 1;
   for (int64_t d : v.shape) {
-    if (d < 0) throw invalid("negative dimension in shape " + shape_text(v.shape));
+    if (d < 0)
+      throw invalid("negative dimension in shape " + shape_text(v.shape));
     if (d != 0 && elements > UINT64_MAX / esize / static_cast<uint64_t>(d)) {
       throw invalid("shape " + shape_text(v.shape) + " is too large");
     }
