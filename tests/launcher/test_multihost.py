@@ -1,7 +1,9 @@
 """Two hosts on one machine: network namespaces joined by a veth pair
 (netns-hosts.sh). horovodrun runs on hostA, starts the ranks of both hosts
 through `ip netns exec`, and serves the rendezvous on hostA's veth address;
-every rank sees its local and cross rank.
+every rank sees its local and cross rank, the tcp transport passes its
+conformance suite between the hosts, and a job allreduces over shm inside
+each host and tcp across them.
 
 Needs root for the namespaces: skipped (exit 77) without, except under
 CI=true, where it fails."""
@@ -88,6 +90,23 @@ class MultiHost(unittest.TestCase):
                 (int(m[1]), int(m[2]), int(m[3]), int(m[4]), m[5]),
                 (e["local_rank"], e["local_size"], e["cross_rank"],
                  e["cross_size"], e["host"]))
+
+    def test_tcp_between_hosts(self):
+        binary = os.environ.get("TRANSPORT_TEST")
+        if not binary:
+            self.skipTest("TRANSPORT_TEST (horovod-transport-test) not set")
+        result = on_host_a(["env", "HOROVOD_NETWORK_INTERFACES=hvd0", binary,
+                            "--max-bytes", "16777216", "tcp"])
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertRegex(result.stdout, r"\[0\]<stdout>:\d+ passed, 0 failed")
+
+    def test_job_across_hosts(self):
+        binary = os.environ.get("DEMO")
+        if not binary:
+            self.skipTest("DEMO (horovod-demo) not set")
+        result = on_host_a([binary])
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("bandwidth", result.stdout)
 
 
 def main():
