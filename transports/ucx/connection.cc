@@ -115,8 +115,8 @@ void Connection::create_endpoint(const void* address) {
   }
 }
 
-Request* Connection::post_recv(void* buf, size_t bytes, uint64_t tag,
-                               bool user, ucp_mem_h memh) {
+Request* Connection::post_recv(void* buf, size_t bytes, uint64_t tag, bool user,
+                               ucp_mem_h memh) {
   Request* r = t_.new_request(this, false, user, bytes);
   if (buf == nullptr) {
     r->storage.resize(bytes == 0 ? 1 : bytes);
@@ -231,18 +231,18 @@ hvd_status Connection::finish_connect() {
                       who + ": the answer to the Hello is not an Ack");
   }
   if (ack.status != HVD_OK) {
-    return set_failed(ack.status, ack.rank,
-                      who + ": refused by rank " + std::to_string(ack.rank) +
-                          (ack.status == HVD_ERR_EPOCH_MISMATCH
-                               ? " at epoch " + std::to_string(ack.epoch) +
-                                     " (this end is at epoch " +
-                                     std::to_string(epoch_) + ")"
-                               : std::string()));
+    return set_failed(
+        ack.status, ack.rank,
+        who + ": refused by rank " + std::to_string(ack.rank) +
+            (ack.status == HVD_ERR_EPOCH_MISMATCH
+                 ? " at epoch " + std::to_string(ack.epoch) +
+                       " (this end is at epoch " + std::to_string(epoch_) + ")"
+                 : std::string()));
   }
   if (expected_rank_ >= 0 && ack.rank != expected_rank_) {
-    return set_failed(HVD_ERR_MISMATCH, ack.rank,
-                      who + ": the listener belongs to rank " +
-                          std::to_string(ack.rank));
+    return set_failed(
+        HVD_ERR_MISMATCH, ack.rank,
+        who + ": the listener belongs to rank " + std::to_string(ack.rank));
   }
   if (ack.epoch != epoch_) {
     return set_failed(HVD_ERR_EPOCH_MISMATCH, ack.rank,
@@ -330,8 +330,9 @@ hvd_status Connection::isend(const void* buf, size_t bytes, uint64_t tag,
     return HVD_OK;
   }
   if (state_ != State::kReady) {
-    return refuse(state_ == State::kFailed ? failure_ : HVD_ERR_INVALID_ARGUMENT,
-                  "ucx: isend on a connection that is not established");
+    return refuse(
+        state_ == State::kFailed ? failure_ : HVD_ERR_INVALID_ARGUMENT,
+        "ucx: isend on a connection that is not established");
   }
   if (sends_ >= t_.options().max_requests) return HVD_AGAIN;
   if (buf == nullptr) buf = empty_buffer;
@@ -349,8 +350,9 @@ hvd_status Connection::irecv(void* buf, size_t bytes, uint64_t tag,
     return HVD_OK;
   }
   if (state_ != State::kReady) {
-    return refuse(state_ == State::kFailed ? failure_ : HVD_ERR_INVALID_ARGUMENT,
-                  "ucx: irecv on a connection that is not established");
+    return refuse(
+        state_ == State::kFailed ? failure_ : HVD_ERR_INVALID_ARGUMENT,
+        "ucx: irecv on a connection that is not established");
   }
   if (recvs_ >= t_.options().max_requests) return HVD_AGAIN;
   if (buf == nullptr) buf = empty_buffer;
@@ -370,10 +372,11 @@ void Connection::fail(hvd_status status, int32_t peer) {
   state_ = State::kFailed;
   failure_ = status;
   failure_peer_ = peer;
-  why_ = "ucx: the connection with rank " + std::to_string(peer_rank_) +
-         " failed";
+  why_ =
+      "ucx: the connection with rank " + std::to_string(peer_rank_) + " failed";
   std::vector<Request*> recvs;
-  for (Request* r = pending_.front(); r != nullptr; r = PendingRequests::next(r)) {
+  for (Request* r = pending_.front(); r != nullptr;
+       r = PendingRequests::next(r)) {
     if (!r->send && r->ucx != nullptr) recvs.push_back(r);
   }
   for (Request* r : recvs) {
@@ -391,17 +394,18 @@ void Connection::fail(hvd_status status, int32_t peer) {
 
 void Connection::endpoint_failed(ucs_status_t status) {
   int32_t peer = peer_rank_ >= 0 ? peer_rank_ : expected_rank_;
-  hvd_transport_common::log(
-      t_.host(), HVD_LOG_INFO,
-      "ucx: the connection with rank " + std::to_string(peer) +
-          " failed: " + ucs_status_string(status));
+  hvd_transport_common::log(t_.host(), HVD_LOG_INFO,
+                            "ucx: the connection with rank " +
+                                std::to_string(peer) +
+                                " failed: " + ucs_status_string(status));
   fail(HVD_ERR_PEER_FAILED, peer);
 }
 
 void Connection::close() {
   drop_setup();
   std::vector<Request*> all;
-  for (Request* r = pending_.front(); r != nullptr; r = PendingRequests::next(r)) {
+  for (Request* r = pending_.front(); r != nullptr;
+       r = PendingRequests::next(r)) {
     all.push_back(r);
   }
   for (Request* r : all) forget(r);

@@ -87,8 +87,8 @@ class Connection {
   hvd_status failure_ = HVD_OK;
   int32_t failure_peer_ = -1;
 
-  std::string why_;      // the failure, for last_error
-  bool dropped_ = false; // fail() ran: the endpoint is gone
+  std::string why_;                // the failure, for last_error
+  bool dropped_ = false;           // fail() ran: the endpoint is gone
   Request* setup_recv_ = nullptr;  // the Ack (connector) or Hello (acceptor)
   Request* setup_send_ = nullptr;  // the Hello (connector) or Ack (acceptor)
 

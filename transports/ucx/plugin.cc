@@ -144,8 +144,8 @@ hvd_status ucx_mr_reg(hvd_transport* t, void* buf, size_t bytes,
     if (bytes > 0) {
       require(buf, "buffer");
       ucp_mem_map_params_t p{};
-      p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                     UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+      p.field_mask =
+          UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
       p.address = buf;
       p.length = bytes;
       ucs_status_t st = ucp_mem_map(transport->context(), &p, &memh);
@@ -162,7 +162,8 @@ hvd_status ucx_mr_dereg(hvd_transport* t, hvd_mr* mr) {
     require(mr, "mr");
     auto* reg = reinterpret_cast<Registration*>(mr);
     ucs_status_t st = UCS_OK;
-    if (reg->memh != nullptr) st = ucp_mem_unmap(transport->context(), reg->memh);
+    if (reg->memh != nullptr)
+      st = ucp_mem_unmap(transport->context(), reg->memh);
     delete reg;
     if (st != UCS_OK) hvd_ucx::fail_ucs("ucp_mem_unmap", st);
     return HVD_OK;

@@ -53,10 +53,10 @@ struct Hello {
   uint32_t magic;
   uint16_t version;
   uint16_t reserved;
-  int32_t rank;           // the connector's world rank
-  int32_t expected_rank;  // whom it means to reach, or -1
-  uint32_t conn_id;       // the connector's number for the connection
-  uint32_t address_bytes; // the connector's worker address follows
+  int32_t rank;            // the connector's world rank
+  int32_t expected_rank;   // whom it means to reach, or -1
+  uint32_t conn_id;        // the connector's number for the connection
+  uint32_t address_bytes;  // the connector's worker address follows
   uint64_t epoch;
 };
 

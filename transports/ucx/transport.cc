@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "common/boundary.h"
@@ -47,7 +48,8 @@ Transport::Transport(const hvd_host* host)
                             "\": " + ucs_status_string(st);
       hvd_status status = HVD_ERR_CONFIG;
       if (host_->config_error != nullptr) {
-        status = host_->config_error(host_->ctx, s.key.c_str(), message.c_str());
+        status =
+            host_->config_error(host_->ctx, s.key.c_str(), message.c_str());
         if (status == HVD_OK) status = HVD_ERR_CONFIG;
       }
       fail(status, "[transport.ucx] key '" + s.key + "': " + message);
@@ -72,7 +74,8 @@ Transport::Transport(const hvd_host* host)
   st = ucp_worker_get_efd(worker_, &event_fd_);
   ucp_address_t* address = nullptr;
   size_t address_bytes = 0;
-  if (st == UCS_OK) st = ucp_worker_get_address(worker_, &address, &address_bytes);
+  if (st == UCS_OK)
+    st = ucp_worker_get_address(worker_, &address, &address_bytes);
   if (st != UCS_OK) {
     ucp_worker_destroy(worker_);
     ucp_cleanup(context_);
@@ -162,7 +165,8 @@ hvd_status Transport::accept(Listener* listener, const hvd_conn_info* info,
   if (hvd_status a = aborted(); a != HVD_OK) {
     return refuse(a, "ucx: accept after abort");
   }
-  if (info == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "ucx: accept: info is NULL");
+  if (info == nullptr)
+    fail(HVD_ERR_INVALID_ARGUMENT, "ucx: accept: info is NULL");
   progress();
   ucp_tag_recv_info_t probe{};
   ucp_tag_message_h message =
@@ -179,7 +183,8 @@ hvd_status Transport::connect(const void* handle, const hvd_conn_info* info,
   if (hvd_status a = aborted(); a != HVD_OK) {
     return refuse(a, "ucx: connect after abort");
   }
-  if (info == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "ucx: connect: info is NULL");
+  if (info == nullptr)
+    fail(HVD_ERR_INVALID_ARGUMENT, "ucx: connect: info is NULL");
   Handle h;
   std::memcpy(&h, handle, sizeof(h));
   if (h.magic != kHandleMagic || h.key[sizeof(h.key) - 1] != '\0') {
@@ -196,14 +201,15 @@ hvd_status Transport::connect(const void* handle, const hvd_conn_info* info,
     }
     if (s != HVD_OK) {
       fail(s, "ucx: connect: the worker address of rank " +
-                  std::to_string(h.rank) + " ('" + h.key + "') is not in the "
+                  std::to_string(h.rank) + " ('" + h.key +
+                  "') is not in the "
                   "bootstrap store");
     }
     address.resize(len);
     break;
   }
-  auto* c = new Connection(*this, next_id(), *info, address.data(),
-                           h.listener_id);
+  auto* c =
+      new Connection(*this, next_id(), *info, address.data(), h.listener_id);
   connections_[c->id()] = c;
   *out = c;
   return HVD_OK;
@@ -334,7 +340,8 @@ void Transport::handle_failures() {
 }
 
 EndpointOwner* Transport::endpoint_owner(uint32_t conn_id) {
-  owners_.push_back(std::make_unique<EndpointOwner>(EndpointOwner{this, conn_id}));
+  owners_.push_back(
+      std::make_unique<EndpointOwner>(EndpointOwner{this, conn_id}));
   return owners_.back().get();
 }
 
