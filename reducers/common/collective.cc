@@ -2,7 +2,9 @@
 
 #include <string>
 
-#include "boundary.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
 
 namespace hvd::reducers {
 

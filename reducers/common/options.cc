@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "boundary.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
 
 namespace hvd::reducers {
 namespace {

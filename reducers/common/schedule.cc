@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
-#include "status_text.h"
+#include "horovod_plugin/status_text.h"
+
+using hvd_plugin::status_text;
 
 namespace hvd::reducers {
 

@@ -1,13 +1,16 @@
 #include "task.h"
 
-#include "boundary.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
+using hvd_plugin::set_last_error;
 
 void* hvd_task_s::lease(size_t bytes) {
   void* p = core->pool().acquire(bytes);
   if (p == nullptr) {
-    hvd::reducers::fail(HVD_ERR_OUT_OF_MEMORY, name + ": cannot allocate " +
-                                                   std::to_string(bytes) +
-                                                   " bytes of scratch");
+    fail(HVD_ERR_OUT_OF_MEMORY, name + ": cannot allocate " +
+                                    std::to_string(bytes) +
+                                    " bytes of scratch");
   }
   scratch.push_back(p);
   return p;

@@ -3,10 +3,12 @@
 // sent from `send` while it is copied into place.
 #include <algorithm>
 
-#include "../common/boundary.h"
 #include "../common/local_steps.h"
 #include "phases.h"
 #include "ring.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
 
 namespace hvd::reducers::ring {
 

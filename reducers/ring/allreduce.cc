@@ -6,10 +6,12 @@
 // to window-many scratch slots. Each chunk's final value is computed once,
 // on the rank that owns its segment, postscaled there and then passed on,
 // so every rank ends with the same bits.
-#include "../common/boundary.h"
 #include "../common/local_steps.h"
 #include "phases.h"
 #include "ring.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
 
 namespace hvd::reducers::ring {
 

@@ -2,12 +2,16 @@
 #include <cstring>
 #include <memory>
 
-#include "../common/boundary.h"
 #include "../common/collective.h"
 #include "../common/options.h"
 #include "../common/task.h"
+#include "horovod_plugin/boundary.h"
 #include "horovod/reducer.h"
 #include "ring.h"
+
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
+using hvd_plugin::set_last_error;
 
 struct hvd_reducer_s {
   explicit hvd_reducer_s(const hvd_host* host) : core(host) {}
@@ -41,7 +45,7 @@ hvd_status finalize(hvd_reducer* r) {
   return HVD_OK;
 }
 
-const char* last_error(hvd_reducer*) { return last_error_text(); }
+const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
 
 hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
                  hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {

@@ -5,10 +5,12 @@
 // prescale, or `recv` overlapping `send`), when they go to window slots.
 #include <algorithm>
 
-#include "../common/boundary.h"
 #include "../common/local_steps.h"
 #include "phases.h"
 #include "ring.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
 
 namespace hvd::reducers::ring {
 

@@ -5,9 +5,11 @@
 // `recv`; a block's tag is its distance from the receiver.
 #include <algorithm>
 
-#include "../common/boundary.h"
 #include "../common/local_steps.h"
 #include "tree.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
 
 namespace hvd::reducers::tree {
 

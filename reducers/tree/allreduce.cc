@@ -10,9 +10,11 @@
 // flight.
 #include <algorithm>
 
-#include "../common/boundary.h"
 #include "../common/local_steps.h"
 #include "tree.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
 
 namespace hvd::reducers::tree {
 

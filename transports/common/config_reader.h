@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "horovod/host.h"
 
 namespace hvd_transport_common {
@@ -159,7 +159,7 @@ class ConfigReader {
       status = host_->config_error(host_->ctx, key, message.c_str());
       if (status == HVD_OK) status = HVD_ERR_CONFIG;
     }
-    fail(status, "[" + name_ + "] key '" + key + "': " + message);
+    hvd_plugin::fail(status, "[" + name_ + "] key '" + key + "': " + message);
   }
 
  private:

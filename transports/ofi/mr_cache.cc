@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 
 namespace hvd_ofi {
 
-using hvd_transport_common::fail;
+using hvd_plugin::fail;
 
 MrCache::MrCache(fid_domain* domain, uint64_t mr_mode, uint32_t capacity)
     : domain_(domain),

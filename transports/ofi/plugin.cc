@@ -1,6 +1,6 @@
 // The ofi transport's table: every entry point checks its arguments and runs
 // through guarded(), so nothing is thrown across the ABI.
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "horovod/transport.h"
 #include "transport.h"
@@ -12,8 +12,8 @@ using hvd_ofi::Listener;
 using hvd_ofi::Registration;
 using hvd_ofi::Request;
 using hvd_ofi::Transport;
-using hvd_transport_common::fail;
-using hvd_transport_common::guarded;
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
 
 Transport* as_transport(hvd_transport* t) {
   if (t == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "ofi: transport is NULL");
@@ -56,7 +56,7 @@ hvd_status ofi_get_properties(hvd_transport* t,
 }
 
 const char* ofi_last_error(hvd_transport*) {
-  return hvd_transport_common::last_error();
+  return hvd_plugin::last_error();
 }
 
 hvd_status ofi_listen(hvd_transport* t, void* handle, hvd_listener** out) {

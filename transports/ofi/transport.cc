@@ -12,14 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 
 namespace hvd_ofi {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::fail_errno;
-using hvd_transport_common::refuse;
+using hvd_plugin::fail;
+using hvd_plugin::fail_errno;
+using hvd_plugin::refuse;
 
 namespace {
 

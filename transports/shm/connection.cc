@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "copy.h"
 #include "names.h"
@@ -16,8 +16,8 @@
 
 namespace hvd_shm {
 
-using hvd_transport_common::Failure;
-using hvd_transport_common::refuse;
+using hvd_plugin::Failure;
+using hvd_plugin::refuse;
 
 namespace {
 

@@ -7,15 +7,15 @@
 
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "connection.h"
 #include "names.h"
 #include "unix_socket.h"
 
 namespace hvd_shm {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::Failure;
+using hvd_plugin::fail;
+using hvd_plugin::Failure;
 
 namespace {
 

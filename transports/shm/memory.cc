@@ -4,14 +4,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "connection.h"
 #include "names.h"
 #include "transport.h"
 
 namespace hvd_shm {
 
-using hvd_transport_common::refuse;
+using hvd_plugin::refuse;
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The shm transport's table: every entry point checks its arguments and runs
 // through guarded(), so nothing is thrown across the ABI.
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
@@ -14,8 +14,8 @@ using hvd_shm::MemoryRegion;
 using hvd_shm::RemoteRegion;
 using hvd_shm::Request;
 using hvd_shm::Transport;
-using hvd_transport_common::fail;
-using hvd_transport_common::guarded;
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
 
 Transport* as_transport(hvd_transport* t) {
   if (t == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "shm: transport is NULL");
@@ -58,7 +58,7 @@ hvd_status shm_get_properties(hvd_transport* t,
 }
 
 const char* shm_last_error(hvd_transport*) {
-  return hvd_transport_common::last_error();
+  return hvd_plugin::last_error();
 }
 
 hvd_status shm_listen(hvd_transport* t, void* handle, hvd_listener** out) {

@@ -8,12 +8,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 
 namespace hvd_shm {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::fail_errno;
+using hvd_plugin::fail;
+using hvd_plugin::fail_errno;
 
 std::unique_ptr<Segment> Segment::create(const std::string& name, size_t bytes,
                                          bool populate) {

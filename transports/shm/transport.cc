@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "names.h"
@@ -14,9 +14,9 @@
 
 namespace hvd_shm {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::fail_errno;
-using hvd_transport_common::refuse;
+using hvd_plugin::fail;
+using hvd_plugin::fail_errno;
+using hvd_plugin::refuse;
 
 namespace {
 

@@ -7,13 +7,13 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 
 namespace hvd_shm {
 namespace {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::fail_errno;
+using hvd_plugin::fail;
+using hvd_plugin::fail_errno;
 
 socklen_t abstract_address(const std::string& name, sockaddr_un* addr) {
   std::memset(addr, 0, sizeof(*addr));

@@ -7,13 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "sockets.h"
 
 namespace hvd_tcp {
 
-using hvd_transport_common::refuse;
+using hvd_plugin::refuse;
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "listener.h"
@@ -15,8 +15,8 @@
 
 namespace hvd_tcp {
 
-using hvd_transport_common::Failure;
-using hvd_transport_common::refuse;
+using hvd_plugin::Failure;
+using hvd_plugin::refuse;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "sockets.h"
@@ -20,7 +20,7 @@ Listener::Listener(Transport& transport, const Options& options)
       int fd = -1;
       try {
         fd = listen_on(any_address(AF_INET6));
-      } catch (const hvd_transport_common::Failure&) {
+      } catch (const hvd_plugin::Failure&) {
         fd = listen_on(any_address(AF_INET));
       }
       fds_.push_back(fd);

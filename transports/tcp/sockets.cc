@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 
 namespace hvd_tcp {
 
-using hvd_transport_common::fail_errno;
+using hvd_plugin::fail_errno;
 
 namespace {
 

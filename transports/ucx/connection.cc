@@ -3,14 +3,14 @@
 #include <cstring>
 #include <string>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "transport.h"
 
 namespace hvd_ucx {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::refuse;
+using hvd_plugin::fail;
+using hvd_plugin::refuse;
 
 namespace {
 

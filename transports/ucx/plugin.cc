@@ -1,6 +1,6 @@
 // The ucx transport's table: every entry point checks its arguments and runs
 // through guarded(), so nothing is thrown across the ABI.
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
@@ -8,8 +8,8 @@
 
 namespace {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::guarded;
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
 using hvd_ucx::Connection;
 using hvd_ucx::Listener;
 using hvd_ucx::Request;
@@ -65,7 +65,7 @@ hvd_status ucx_get_properties(hvd_transport* t,
 }
 
 const char* ucx_last_error(hvd_transport*) {
-  return hvd_transport_common::last_error();
+  return hvd_plugin::last_error();
 }
 
 hvd_status ucx_listen(hvd_transport* t, void* handle, hvd_listener** out) {
@@ -176,7 +176,7 @@ hvd_status ucx_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
     require(req, "request");
     Connection* conn = as_conn(c);
     if (hvd_status a = conn->transport().aborted(); a != HVD_OK) {
-      return hvd_transport_common::refuse(a, "ucx: isend after abort");
+      return hvd_plugin::refuse(a, "ucx: isend after abort");
     }
     Request* r = nullptr;
     hvd_status s = conn->isend(buf, bytes, tag, memh_of(mr), &r);
@@ -191,7 +191,7 @@ hvd_status ucx_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
     require(req, "request");
     Connection* conn = as_conn(c);
     if (hvd_status a = conn->transport().aborted(); a != HVD_OK) {
-      return hvd_transport_common::refuse(a, "ucx: irecv after abort");
+      return hvd_plugin::refuse(a, "ucx: irecv after abort");
     }
     Request* r = nullptr;
     hvd_status s = conn->irecv(buf, bytes, tag, memh_of(mr), &r);

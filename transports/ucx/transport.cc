@@ -6,15 +6,15 @@
 #include <cstdio>
 #include <cstring>
 
-#include "common/boundary.h"
+#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "protocol.h"
 
 namespace hvd_ucx {
 
-using hvd_transport_common::fail;
-using hvd_transport_common::refuse;
+using hvd_plugin::fail;
+using hvd_plugin::refuse;
 
 namespace {
 

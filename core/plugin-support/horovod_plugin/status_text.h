@@ -1,9 +1,10 @@
-// Words for status codes in the reducers' messages.
+// Words for status codes, shared by the core's status_name() and the
+// plugins' messages.
 #pragma once
 
 #include "horovod/abi.h"
 
-namespace hvd::reducers {
+namespace hvd_plugin {
 
 inline const char* status_text(hvd_status status) {
   switch (status) {
@@ -28,4 +29,4 @@ inline const char* status_text(hvd_status status) {
   return "unknown status";
 }
 
-}  // namespace hvd::reducers
+}  // namespace hvd_plugin

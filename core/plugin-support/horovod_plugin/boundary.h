@@ -1,4 +1,4 @@
-// The C boundary of a built-in transport. Inside, failures are exceptions
+// The C boundary of a built-in plugin. Inside, failures are exceptions
 // (Failure) carrying an hvd_status and a message; every entry point runs its
 // body through guarded(), which turns them into the status and the calling
 // thread's last_error() text. Nothing is thrown across the ABI.
@@ -13,7 +13,7 @@
 
 #include "horovod/abi.h"
 
-namespace hvd_transport_common {
+namespace hvd_plugin {
 
 class Failure : public std::exception {
  public:
@@ -37,8 +37,8 @@ class Failure : public std::exception {
   fail(HVD_ERR_SYSTEM, what + ": " + std::strerror(err));
 }
 
-// A fixed buffer, so a thread's message outlives nothing and needs no
-// destructor when the plugin is unloaded.
+// A fixed buffer, so a thread's message needs no destructor when the thread
+// ends after the plugin was unloaded.
 inline char* last_error_buffer() {
   static thread_local char text[1024];
   return text;
@@ -48,11 +48,17 @@ inline void set_last_error(const char* message) {
   std::snprintf(last_error_buffer(), 1024, "%s", message);
 }
 
+inline void set_last_error(const std::string& message) {
+  set_last_error(message.c_str());
+}
+
+// The calling thread's message for its last failure ("" if none yet). The
+// message of an earlier failure stays until the next one, so a status the
+// core learns of later (a failed completion) can still be explained.
 inline const char* last_error() { return last_error_buffer(); }
 
 // Runs `body` (returning hvd_status); an exception becomes a status and the
-// thread's last_error. The message of an earlier failure stays until the
-// next one.
+// thread's last_error.
 template <typename Body>
 hvd_status guarded(Body&& body) noexcept {
   try {
@@ -73,10 +79,10 @@ hvd_status guarded(Body&& body) noexcept {
 }
 
 // Records a failure status with a message (for the paths that return a
-// status without throwing, such as back-pressure's neighbours).
+// status without throwing).
 inline hvd_status refuse(hvd_status status, const std::string& message) {
   set_last_error(message.c_str());
   return status;
 }
 
-}  // namespace hvd_transport_common
+}  // namespace hvd_plugin
