@@ -12,28 +12,39 @@ size_t dtype_size(hvd_dtype dtype) {
   switch (dtype) {
     case HVD_UINT8:
     case HVD_INT8:
-    case HVD_BOOL: return 1;
+    case HVD_BOOL:
+      return 1;
     case HVD_UINT16:
     case HVD_INT16:
     case HVD_FLOAT16:
-    case HVD_BFLOAT16: return 2;
+    case HVD_BFLOAT16:
+      return 2;
     case HVD_INT32:
-    case HVD_FLOAT32: return 4;
+    case HVD_FLOAT32:
+      return 4;
     case HVD_INT64:
-    case HVD_FLOAT64: return 8;
+    case HVD_FLOAT64:
+      return 8;
   }
   return 0;
 }
 
 const char* collective_name(hvd_collective collective) {
   switch (collective) {
-    case HVD_COLL_ALLREDUCE: return "allreduce";
-    case HVD_COLL_ALLGATHER: return "allgather";
-    case HVD_COLL_BROADCAST: return "broadcast";
-    case HVD_COLL_ALLTOALL: return "alltoall";
-    case HVD_COLL_REDUCESCATTER: return "reducescatter";
-    case HVD_COLL_BARRIER: return "barrier";
-    case HVD_COLL_JOIN: return "join";
+    case HVD_COLL_ALLREDUCE:
+      return "allreduce";
+    case HVD_COLL_ALLGATHER:
+      return "allgather";
+    case HVD_COLL_BROADCAST:
+      return "broadcast";
+    case HVD_COLL_ALLTOALL:
+      return "alltoall";
+    case HVD_COLL_REDUCESCATTER:
+      return "reducescatter";
+    case HVD_COLL_BARRIER:
+      return "barrier";
+    case HVD_COLL_JOIN:
+      return "join";
   }
   return "unknown collective";
 }
@@ -105,7 +116,9 @@ Collective read_collective(const hvd_coll_args* args, const hvd_p2p_api* api,
       case HVD_OP_SUM:
       case HVD_OP_MIN:
       case HVD_OP_MAX:
-      case HVD_OP_PRODUCT: c.op = args->op; break;
+      case HVD_OP_PRODUCT:
+        c.op = args->op;
+        break;
       case HVD_OP_AVERAGE:
         c.op = HVD_OP_SUM;
         c.postscale /= c.size;
@@ -163,7 +176,8 @@ Collective read_collective(const hvd_coll_args* args, const hvd_p2p_api* api,
         if (c.counts[k] > 0) need(c.recv, "recv", name);
       }
       break;
-    case HVD_COLL_BARRIER: break;
+    case HVD_COLL_BARRIER:
+      break;
     default:
       fail(HVD_ERR_UNSUPPORTED,
            std::string(name) + " is not a reducer collective");

@@ -117,9 +117,12 @@ std::string Schedule::describe(const Step& step) const {
       break;
     case kReduce:
       return "reduction of " + std::to_string(step.size) + " elements";
-    case kCopy: return "copy of " + std::to_string(step.size) + " bytes";
-    case kScale: return "scaling of " + std::to_string(step.size) + " elements";
-    case kJoin: return "join";
+    case kCopy:
+      return "copy of " + std::to_string(step.size) + " bytes";
+    case kScale:
+      return "scaling of " + std::to_string(step.size) + " elements";
+    case kJoin:
+      return "join";
   }
   return what + std::to_string(world_rank(step.peer)) + " (step " +
          std::to_string(step.tag) + ")";
@@ -234,7 +237,8 @@ bool Schedule::run_local() {
       status = d->scale(d->ctx, ctx_.memory, ctx_.dtype, s.dst, s.size,
                         s.factor, nullptr);
       break;
-    default: break;
+    default:
+      break;
   }
   if (status != HVD_OK) {
     fail(status, -1, describe(s) + " failed: " + status_text(status));

@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "../common/local_steps.h"
+#include "horovod_plugin/boundary.h"
 #include "phases.h"
 #include "ring.h"
-#include "horovod_plugin/boundary.h"
 
 using hvd_plugin::fail;
 

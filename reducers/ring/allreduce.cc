@@ -7,9 +7,9 @@
 // on the rank that owns its segment, postscaled there and then passed on,
 // so every rank ends with the same bits.
 #include "../common/local_steps.h"
+#include "horovod_plugin/boundary.h"
 #include "phases.h"
 #include "ring.h"
-#include "horovod_plugin/boundary.h"
 
 using hvd_plugin::fail;
 

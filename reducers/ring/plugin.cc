@@ -5,8 +5,8 @@
 #include "../common/collective.h"
 #include "../common/options.h"
 #include "../common/task.h"
-#include "horovod_plugin/boundary.h"
 #include "horovod/reducer.h"
+#include "horovod_plugin/boundary.h"
 #include "ring.h"
 
 using hvd_plugin::fail;
@@ -72,8 +72,12 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
       add(kLarge, UINT64_MAX, 80);
       break;
     case HVD_COLL_REDUCESCATTER:
-    case HVD_COLL_ALLTOALL: add(0, UINT64_MAX, 50); break;
-    case HVD_COLL_BARRIER: add(0, UINT64_MAX, 10); break;
+    case HVD_COLL_ALLTOALL:
+      add(0, UINT64_MAX, 50);
+      break;
+    case HVD_COLL_BARRIER:
+      add(0, UINT64_MAX, 10);
+      break;
   }
   return HVD_OK;
 }
@@ -91,12 +95,24 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
     TaskGuard task(r->core.begin_task(names[c.kind], c, api, p2p));
     const Options& o = r->options;
     switch (c.kind) {
-      case HVD_COLL_ALLREDUCE: build_allreduce(*task, c, o); break;
-      case HVD_COLL_ALLGATHER: build_allgather(*task, c, o); break;
-      case HVD_COLL_BROADCAST: build_broadcast(*task, c, o); break;
-      case HVD_COLL_ALLTOALL: build_alltoall(*task, c, o); break;
-      case HVD_COLL_REDUCESCATTER: build_reducescatter(*task, c, o); break;
-      case HVD_COLL_BARRIER: build_barrier(*task, c); break;
+      case HVD_COLL_ALLREDUCE:
+        build_allreduce(*task, c, o);
+        break;
+      case HVD_COLL_ALLGATHER:
+        build_allgather(*task, c, o);
+        break;
+      case HVD_COLL_BROADCAST:
+        build_broadcast(*task, c, o);
+        break;
+      case HVD_COLL_ALLTOALL:
+        build_alltoall(*task, c, o);
+        break;
+      case HVD_COLL_REDUCESCATTER:
+        build_reducescatter(*task, c, o);
+        break;
+      case HVD_COLL_BARRIER:
+        build_barrier(*task, c);
+        break;
     }
     task->schedule.start();
     *out = task.release();

@@ -11,8 +11,8 @@
 #include <algorithm>
 
 #include "../common/local_steps.h"
-#include "tree.h"
 #include "horovod_plugin/boundary.h"
+#include "tree.h"
 
 using hvd_plugin::fail;
 

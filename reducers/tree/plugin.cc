@@ -5,8 +5,8 @@
 #include "../common/collective.h"
 #include "../common/options.h"
 #include "../common/task.h"
-#include "horovod_plugin/boundary.h"
 #include "horovod/reducer.h"
+#include "horovod_plugin/boundary.h"
 #include "tree.h"
 
 using hvd_plugin::fail;
@@ -73,7 +73,9 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
       add(0, kSmall, 70);
       add(kSmall, UINT64_MAX, 10);
       break;
-    case HVD_COLL_BARRIER: add(0, UINT64_MAX, 90); break;
+    case HVD_COLL_BARRIER:
+      add(0, UINT64_MAX, 90);
+      break;
   }
   return HVD_OK;
 }
@@ -87,20 +89,36 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
     const Collective c = read_collective(args, api, p2p);
     const char* name = nullptr;
     switch (c.kind) {
-      case HVD_COLL_ALLREDUCE: name = "tree allreduce"; break;
-      case HVD_COLL_ALLGATHER: name = "tree allgather"; break;
-      case HVD_COLL_BROADCAST: name = "tree broadcast"; break;
-      case HVD_COLL_BARRIER: name = "tree barrier"; break;
+      case HVD_COLL_ALLREDUCE:
+        name = "tree allreduce";
+        break;
+      case HVD_COLL_ALLGATHER:
+        name = "tree allgather";
+        break;
+      case HVD_COLL_BROADCAST:
+        name = "tree broadcast";
+        break;
+      case HVD_COLL_BARRIER:
+        name = "tree barrier";
+        break;
       default:
         fail(HVD_ERR_UNSUPPORTED,
              std::string("tree does not offer ") + collective_name(c.kind));
     }
     TaskGuard task(r->core.begin_task(name, c, api, p2p));
     switch (c.kind) {
-      case HVD_COLL_ALLREDUCE: build_allreduce(*task, c, r->options); break;
-      case HVD_COLL_ALLGATHER: build_allgather(*task, c); break;
-      case HVD_COLL_BROADCAST: build_broadcast(*task, c, r->options); break;
-      case HVD_COLL_BARRIER: build_barrier(*task, c); break;
+      case HVD_COLL_ALLREDUCE:
+        build_allreduce(*task, c, r->options);
+        break;
+      case HVD_COLL_ALLGATHER:
+        build_allgather(*task, c);
+        break;
+      case HVD_COLL_BROADCAST:
+        build_broadcast(*task, c, r->options);
+        break;
+      case HVD_COLL_BARRIER:
+        build_barrier(*task, c);
+        break;
     }
     task->schedule.start();
     *out = task.release();

@@ -19,9 +19,10 @@
 
 #define SIZEOF_FIELD(type, field) sizeof(((type*)0)->field)
 
-#define S(type)                                                            \
-  _Static_assert(sizeof(type) >= V10_SIZEOF_##type, #type " shrank below " \
-                                                          "1.0");
+#define S(type)                                           \
+  _Static_assert(sizeof(type) >= V10_SIZEOF_##type, #type \
+                 " shrank below "                         \
+                 "1.0");
 HVD_V1_0_STRUCTS(S)
 #undef S
 
@@ -33,9 +34,10 @@ HVD_V1_0_STRUCTS(S)
 HVD_V1_0_FIELDS(F)
 #undef F
 
-#define C(name)                                                            \
-  _Static_assert((name) == V10_VALUE_##name, #name " changed value since " \
-                                                   "1.0");
+#define C(name)                                    \
+  _Static_assert((name) == V10_VALUE_##name, #name \
+                 " changed value since "           \
+                 "1.0");
 HVD_V1_0_CONSTANTS(C)
 #undef C
 

@@ -34,10 +34,14 @@ std::vector<const HostKernels*> variants() {
 
 int kernel_index(hvd_reduce_op op) {
   switch (op) {
-    case HVD_OP_SUM: return kKernelSum;
-    case HVD_OP_MIN: return kKernelMin;
-    case HVD_OP_MAX: return kKernelMax;
-    default: return kKernelProduct;
+    case HVD_OP_SUM:
+      return kKernelSum;
+    case HVD_OP_MIN:
+      return kKernelMin;
+    case HVD_OP_MAX:
+      return kKernelMax;
+    default:
+      return kKernelProduct;
   }
 }
 
@@ -45,19 +49,27 @@ template <typename T>
 T integer_op(hvd_reduce_op op, T x, T y) {
   const uint64_t ux = (uint64_t)(int64_t)x, uy = (uint64_t)(int64_t)y;
   switch (op) {
-    case HVD_OP_SUM: return (T)(ux + uy);
-    case HVD_OP_PRODUCT: return (T)(ux * uy);
-    case HVD_OP_MIN: return y < x ? y : x;
-    default: return x < y ? y : x;
+    case HVD_OP_SUM:
+      return (T)(ux + uy);
+    case HVD_OP_PRODUCT:
+      return (T)(ux * uy);
+    case HVD_OP_MIN:
+      return y < x ? y : x;
+    default:
+      return x < y ? y : x;
   }
 }
 
 double real_op(hvd_reduce_op op, double x, double y) {
   switch (op) {
-    case HVD_OP_SUM: return x + y;
-    case HVD_OP_PRODUCT: return x * y;
-    case HVD_OP_MIN: return y < x ? y : x;
-    default: return x < y ? y : x;
+    case HVD_OP_SUM:
+      return x + y;
+    case HVD_OP_PRODUCT:
+      return x * y;
+    case HVD_OP_MIN:
+      return y < x ? y : x;
+    default:
+      return x < y ? y : x;
   }
 }
 
@@ -128,10 +140,14 @@ size_t first_mismatch(hvd_dtype dtype, hvd_reduce_op op, const uint8_t* a,
 
 bool is_nan(hvd_dtype dtype, const uint8_t* p, size_t i) {
   switch (dtype) {
-    case HVD_FLOAT16: return std::isnan(half_value(load<uint16_t>(p, i)));
-    case HVD_BFLOAT16: return std::isnan(bfloat16_value(load<uint16_t>(p, i)));
-    case HVD_FLOAT32: return std::isnan(load<float>(p, i));
-    case HVD_FLOAT64: return std::isnan(load<double>(p, i));
+    case HVD_FLOAT16:
+      return std::isnan(half_value(load<uint16_t>(p, i)));
+    case HVD_BFLOAT16:
+      return std::isnan(bfloat16_value(load<uint16_t>(p, i)));
+    case HVD_FLOAT32:
+      return std::isnan(load<float>(p, i));
+    case HVD_FLOAT64:
+      return std::isnan(load<double>(p, i));
   }
   return false;
 }

@@ -29,11 +29,16 @@ const hvd_dtype kAllDtypes[] = {
 
 const char* op_text(hvd_reduce_op op) {
   switch (op) {
-    case HVD_OP_SUM: return "sum";
-    case HVD_OP_AVERAGE: return "average";
-    case HVD_OP_MIN: return "min";
-    case HVD_OP_MAX: return "max";
-    case HVD_OP_PRODUCT: return "product";
+    case HVD_OP_SUM:
+      return "sum";
+    case HVD_OP_AVERAGE:
+      return "average";
+    case HVD_OP_MIN:
+      return "min";
+    case HVD_OP_MAX:
+      return "max";
+    case HVD_OP_PRODUCT:
+      return "product";
   }
   return "?";
 }
@@ -57,10 +62,18 @@ double reduce_expected(hvd_dtype d, hvd_reduce_op op, size_t i, int ranks) {
     }
     switch (op) {
       case HVD_OP_SUM:
-      case HVD_OP_AVERAGE: acc += v; break;
-      case HVD_OP_MIN: acc = std::min(acc, v); break;
-      case HVD_OP_MAX: acc = std::max(acc, v); break;
-      case HVD_OP_PRODUCT: acc *= v; break;
+      case HVD_OP_AVERAGE:
+        acc += v;
+        break;
+      case HVD_OP_MIN:
+        acc = std::min(acc, v);
+        break;
+      case HVD_OP_MAX:
+        acc = std::max(acc, v);
+        break;
+      case HVD_OP_PRODUCT:
+        acc *= v;
+        break;
     }
   }
   if (op == HVD_OP_AVERAGE) {

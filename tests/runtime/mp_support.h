@@ -46,17 +46,28 @@ inline size_t dtype_bytes(hvd_dtype d) {
 
 inline hvd_dl_dtype dl(hvd_dtype d) {
   switch (d) {
-    case HVD_UINT8: return {HVD_DL_UINT, 8, 1};
-    case HVD_INT8: return {HVD_DL_INT, 8, 1};
-    case HVD_UINT16: return {HVD_DL_UINT, 16, 1};
-    case HVD_INT16: return {HVD_DL_INT, 16, 1};
-    case HVD_INT32: return {HVD_DL_INT, 32, 1};
-    case HVD_INT64: return {HVD_DL_INT, 64, 1};
-    case HVD_FLOAT16: return {HVD_DL_FLOAT, 16, 1};
-    case HVD_BFLOAT16: return {HVD_DL_BFLOAT, 16, 1};
-    case HVD_FLOAT32: return {HVD_DL_FLOAT, 32, 1};
-    case HVD_FLOAT64: return {HVD_DL_FLOAT, 64, 1};
-    default: return {HVD_DL_BOOL, 8, 1};
+    case HVD_UINT8:
+      return {HVD_DL_UINT, 8, 1};
+    case HVD_INT8:
+      return {HVD_DL_INT, 8, 1};
+    case HVD_UINT16:
+      return {HVD_DL_UINT, 16, 1};
+    case HVD_INT16:
+      return {HVD_DL_INT, 16, 1};
+    case HVD_INT32:
+      return {HVD_DL_INT, 32, 1};
+    case HVD_INT64:
+      return {HVD_DL_INT, 64, 1};
+    case HVD_FLOAT16:
+      return {HVD_DL_FLOAT, 16, 1};
+    case HVD_BFLOAT16:
+      return {HVD_DL_BFLOAT, 16, 1};
+    case HVD_FLOAT32:
+      return {HVD_DL_FLOAT, 32, 1};
+    case HVD_FLOAT64:
+      return {HVD_DL_FLOAT, 64, 1};
+    default:
+      return {HVD_DL_BOOL, 8, 1};
   }
 }
 
@@ -161,27 +172,39 @@ inline void store(hvd_dtype d, void* base, size_t i, double v) {
     case HVD_FLOAT32:
       static_cast<float*>(base)[i] = static_cast<float>(v);
       break;
-    case HVD_FLOAT64: static_cast<double*>(base)[i] = v; break;
-    default: static_cast<uint8_t*>(base)[i] = v != 0 ? 1 : 0; break;
+    case HVD_FLOAT64:
+      static_cast<double*>(base)[i] = v;
+      break;
+    default:
+      static_cast<uint8_t*>(base)[i] = v != 0 ? 1 : 0;
+      break;
   }
 }
 
 inline double load(hvd_dtype d, const void* base, size_t i) {
   switch (d) {
-    case HVD_UINT8: return static_cast<const uint8_t*>(base)[i];
-    case HVD_INT8: return static_cast<const int8_t*>(base)[i];
-    case HVD_UINT16: return static_cast<const uint16_t*>(base)[i];
-    case HVD_INT16: return static_cast<const int16_t*>(base)[i];
-    case HVD_INT32: return static_cast<const int32_t*>(base)[i];
+    case HVD_UINT8:
+      return static_cast<const uint8_t*>(base)[i];
+    case HVD_INT8:
+      return static_cast<const int8_t*>(base)[i];
+    case HVD_UINT16:
+      return static_cast<const uint16_t*>(base)[i];
+    case HVD_INT16:
+      return static_cast<const int16_t*>(base)[i];
+    case HVD_INT32:
+      return static_cast<const int32_t*>(base)[i];
     case HVD_INT64:
       return static_cast<double>(static_cast<const int64_t*>(base)[i]);
     case HVD_FLOAT16:
       return half_to_float(static_cast<const uint16_t*>(base)[i]);
     case HVD_BFLOAT16:
       return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
-    case HVD_FLOAT32: return static_cast<const float*>(base)[i];
-    case HVD_FLOAT64: return static_cast<const double*>(base)[i];
-    default: return static_cast<const uint8_t*>(base)[i] != 0 ? 1 : 0;
+    case HVD_FLOAT32:
+      return static_cast<const float*>(base)[i];
+    case HVD_FLOAT64:
+      return static_cast<const double*>(base)[i];
+    default:
+      return static_cast<const uint8_t*>(base)[i] != 0 ? 1 : 0;
   }
 }
 

@@ -67,7 +67,11 @@ void print_selections(const Report& report, std::ostream& out) {
         out << ": " << c.path;
         if (!c.version.empty()) out << ", version " << c.version;
       } else {
-        out << "does not load: " << indented(c.error, detail_column + 2);
+        // Only GPU tensors need the gpu transport: its absence is no fault.
+        out << (s.role == "transport.gpu"
+                    ? "not available (needed only for GPU tensors): "
+                    : "does not load: ")
+            << indented(c.error, detail_column + 2);
       }
       out << "\n";
     }

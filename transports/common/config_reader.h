@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "horovod_plugin/boundary.h"
 #include "horovod/host.h"
+#include "horovod_plugin/boundary.h"
 
 namespace hvd_transport_common {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "horovod_plugin/boundary.h"
 #include "horovod/host.h"
+#include "horovod_plugin/boundary.h"
 
 namespace hvd_transport_common {
 

@@ -71,7 +71,8 @@ void* MrCache::descriptor(Registration* given, const void* buf, size_t len,
       size_t at = 0;
       for (size_t i = 0; i < cache_.size(); ++i) {
         Registration* r = cache_[i];
-        if (r->pins == 0 && (oldest == nullptr || r->last_use < oldest->last_use)) {
+        if (r->pins == 0 &&
+            (oldest == nullptr || r->last_use < oldest->last_use)) {
           oldest = r;
           at = i;
         }

@@ -25,10 +25,11 @@ uint64_t duration_ms(const hvd_transport_common::ConfigReader& reader,
     char* end = nullptr;
     double number = std::strtod(v->string_value, &end);
     std::string unit(end);
-    double scale = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1000
-                                    : unit == "m"                 ? 60000
-                                    : unit == "us"                ? 0.001
-                                                                  : -1;
+    double scale = unit == "ms"                  ? 1
+                   : unit == "s" || unit.empty() ? 1000
+                   : unit == "m"                 ? 60000
+                   : unit == "us"                ? 0.001
+                                                 : -1;
     if (end != v->string_value && number > 0 && scale > 0 &&
         number * scale >= 1) {
       return static_cast<uint64_t>(number * scale);

@@ -9,8 +9,8 @@
 namespace hvd_ofi {
 
 struct Options {
-  std::string provider = "tcp";   // fi_getinfo's prov_name
-  uint32_t max_requests = 1024;   // sends in flight per connection
+  std::string provider = "tcp";     // fi_getinfo's prov_name
+  uint32_t max_requests = 1024;     // sends in flight per connection
   uint64_t peer_timeout_ms = 5000;  // silence that declares a peer dead
   uint64_t ping_interval_ms = 200;  // probe a silent peer this often
   uint32_t mr_cache_entries = 64;   // registrations kept for reuse

@@ -1,8 +1,8 @@
 // The ofi transport's table: every entry point checks its arguments and runs
 // through guarded(), so nothing is thrown across the ABI.
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "horovod/transport.h"
+#include "horovod_plugin/boundary.h"
 #include "transport.h"
 
 namespace {
@@ -55,9 +55,7 @@ hvd_status ofi_get_properties(hvd_transport* t,
   });
 }
 
-const char* ofi_last_error(hvd_transport*) {
-  return hvd_plugin::last_error();
-}
+const char* ofi_last_error(hvd_transport*) { return hvd_plugin::last_error(); }
 
 hvd_status ofi_listen(hvd_transport* t, void* handle, hvd_listener** out) {
   return guarded([&] {
@@ -96,8 +94,10 @@ hvd_status ofi_connect(hvd_transport* t, const void* handle,
 }
 
 hvd_status ofi_conn_test(hvd_conn* c) {
-  return guarded([&] { Connection* conn = as_conn(c);
-    return conn->transport->conn_test(conn); });
+  return guarded([&] {
+    Connection* conn = as_conn(c);
+    return conn->transport->conn_test(conn);
+  });
 }
 
 int32_t ofi_conn_peer(hvd_conn* c) {

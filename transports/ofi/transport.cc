@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
+#include "horovod_plugin/boundary.h"
 
 namespace hvd_ofi {
 
@@ -41,7 +41,8 @@ void drain(int fd) {
 
 // The highest set bit of the provider's tag format bounds the usable tag.
 uint32_t usable_tag_bits(uint64_t format) {
-  return format == 0 ? 64u : 64u - static_cast<uint32_t>(__builtin_clzll(format));
+  return format == 0 ? 64u
+                     : 64u - static_cast<uint32_t>(__builtin_clzll(format));
 }
 
 }  // namespace
@@ -109,8 +110,7 @@ void Transport::open_fabric() {
   check_fi("fi_cq_open", rc);
   check_fi("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
   check_fi("fi_ep_bind(av)", fi_ep_bind(ep_, &av_->fid, 0));
-  check_fi("fi_ep_bind(cq)",
-           fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
+  check_fi("fi_ep_bind(cq)", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
   check_fi("fi_enable", fi_enable(ep_));
   size_t len = sizeof(name_);
   check_fi("fi_getname", fi_getname(&ep_->fid, name_, &len));
@@ -120,10 +120,9 @@ void Transport::open_fabric() {
 
   uint32_t bits = usable_tag_bits(info_->ep_attr->mem_tag_format);
   if (bits < kConnIdBits + 1 + 8) {
-    fail(HVD_ERR_UNSUPPORTED, "ofi: provider '" +
-                                  std::string(info_->fabric_attr->prov_name) +
-                                  "' has only " + std::to_string(bits) +
-                                  " tag bits");
+    fail(HVD_ERR_UNSUPPORTED,
+         "ofi: provider '" + std::string(info_->fabric_attr->prov_name) +
+             "' has only " + std::to_string(bits) + " tag bits");
   }
   user_bits_ = bits - kConnIdBits - 1;
   user_mask_ = user_bits_ >= 64 ? ~0ull : (1ull << user_bits_) - 1;
@@ -135,9 +134,9 @@ void Transport::open_fabric() {
           ", domain " + info_->domain_attr->name + ", mr_mode 0x" +
           [&] {
             char hex[32];
-            std::snprintf(hex, sizeof(hex), "%lx",
-                          static_cast<unsigned long>(
-                              info_->domain_attr->mr_mode));
+            std::snprintf(
+                hex, sizeof(hex), "%lx",
+                static_cast<unsigned long>(info_->domain_attr->mr_mode));
             return std::string(hex);
           }() +
           ", " + std::to_string(user_bits_) + " tag bits, inject " +
@@ -197,8 +196,8 @@ void Transport::properties(hvd_transport_properties* props) const {
             (manual_progress_ ? uint32_t{HVD_TRANSPORT_NEEDS_PROGRESS} : 0u);
   p.tag_bits = user_bits_;
   p.max_requests = options_.max_requests;
-  p.max_message_bytes = std::min<uint64_t>(info_->ep_attr->max_msg_size,
-                                           uint64_t{1} << 62);
+  p.max_message_bytes =
+      std::min<uint64_t>(info_->ep_attr->max_msg_size, uint64_t{1} << 62);
   std::string prov = info_->fabric_attr->prov_name;
   bool rdma = prov.find("efa") != std::string::npos ||
               prov.find("verbs") != std::string::npos;
@@ -296,8 +295,8 @@ Connection* Transport::connection(uint32_t id) const {
 
 fi_addr_t Transport::insert_address(const uint8_t* name, uint32_t bytes) {
   if (bytes == 0 || bytes > kNameMax) {
-    fail(HVD_ERR_INVALID_ARGUMENT, "ofi: a peer address of " +
-                                       std::to_string(bytes) + " bytes");
+    fail(HVD_ERR_INVALID_ARGUMENT,
+         "ofi: a peer address of " + std::to_string(bytes) + " bytes");
   }
   fi_addr_t addr = FI_ADDR_UNSPEC;
   int n = fi_av_insert(av_, name, 1, &addr, 0, nullptr);
@@ -454,8 +453,8 @@ void Transport::close_connection(Connection* c) {
 // ---- control messages ------------------------------------------------------
 
 void Transport::post_control_recv(Request* r) {
-  void* desc = mr_cache_->descriptor(nullptr, &r->ctrl, sizeof(r->ctrl),
-                                     &r->pinned);
+  void* desc =
+      mr_cache_->descriptor(nullptr, &r->ctrl, sizeof(r->ctrl), &r->pinned);
   ssize_t rc;
   do {
     rc = fi_trecv(ep_, &r->ctrl, sizeof(r->ctrl), desc, FI_ADDR_UNSPEC,
@@ -475,8 +474,8 @@ void Transport::flush_control() {
   while (!ctrl_backlog_.empty()) {
     Request* r = new_request(Request::kCtrlSend, nullptr);
     r->ctrl = ctrl_backlog_.front().second;
-    void* desc = mr_cache_->descriptor(nullptr, &r->ctrl, sizeof(r->ctrl),
-                                       &r->pinned);
+    void* desc =
+        mr_cache_->descriptor(nullptr, &r->ctrl, sizeof(r->ctrl), &r->pinned);
     ssize_t rc = fi_tsend(ep_, &r->ctrl, sizeof(r->ctrl), desc,
                           ctrl_backlog_.front().first, ctrl_tag_, r);
     if (rc == -FI_EAGAIN) {
@@ -601,8 +600,8 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
   Request* r = new_request(Request::kSend, c);
   if (bytes <= info_->tx_attr->inject_size) {
     // Copied out at once, no completion to wait for.
-    ssize_t rc = fi_tinject(ep_, buf, bytes, c->addr,
-                            data_tag(c->remote_id, tag));
+    ssize_t rc =
+        fi_tinject(ep_, buf, bytes, c->addr, data_tag(c->remote_id, tag));
     if (rc == 0) {
       finish(r, HVD_OK, c->peer_rank, bytes);
       *out = r;
@@ -616,8 +615,8 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
     // Inject space is exhausted: a regular send may still go.
   }
   void* desc = mr_cache_->descriptor(mr, buf, bytes, &r->pinned);
-  ssize_t rc = fi_tsend(ep_, buf, bytes, desc, c->addr,
-                        data_tag(c->remote_id, tag), r);
+  ssize_t rc =
+      fi_tsend(ep_, buf, bytes, desc, c->addr, data_tag(c->remote_id, tag), r);
   if (rc != 0) {
     release(r);
     if (rc == -FI_EAGAIN) {
@@ -724,8 +723,7 @@ void Transport::progress() {
       fi_cq_err_entry err{};
       if (fi_cq_readerr(cq_, &err, 0) <= 0) break;
       if (err.op_context != nullptr) {
-        on_completion(static_cast<Request*>(err.op_context), err.err,
-                      err.len);
+        on_completion(static_cast<Request*>(err.op_context), err.err, err.len);
       }
       continue;
     }

@@ -38,7 +38,7 @@ struct Request {
   bool complete = false;   // the caller's result is final
   bool released = false;   // the caller has seen it
   hvd_completion result{};
-  CtrlMessage ctrl{};      // control requests: the message
+  CtrlMessage ctrl{};  // control requests: the message
   hvd_transport_common::Link pending;
 };
 
@@ -156,7 +156,7 @@ class Transport {
   std::vector<std::unique_ptr<Request>> storage_;
   std::vector<Request*> free_;
   std::vector<std::unique_ptr<Connection>> connections_;  // owned till the end
-  std::vector<Connection*> by_id_;                         // live, by id
+  std::vector<Connection*> by_id_;                        // live, by id
   uint32_t next_id_ = 1;
   std::vector<std::unique_ptr<Listener>> listeners_;
   uint32_t next_listener_ = 1;

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "copy.h"
+#include "horovod_plugin/boundary.h"
 #include "names.h"
 #include "unix_socket.h"
 

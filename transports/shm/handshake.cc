@@ -7,8 +7,8 @@
 
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "connection.h"
+#include "horovod_plugin/boundary.h"
 #include "names.h"
 #include "unix_socket.h"
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "connection.h"
+#include "horovod_plugin/boundary.h"
 #include "names.h"
 #include "transport.h"
 

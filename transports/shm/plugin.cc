@@ -1,21 +1,21 @@
 // The shm transport's table: every entry point checks its arguments and runs
 // through guarded(), so nothing is thrown across the ABI.
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
+#include "horovod_plugin/boundary.h"
 #include "transport.h"
 
 namespace {
 
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
 using hvd_shm::Connection;
 using hvd_shm::Listener;
 using hvd_shm::MemoryRegion;
 using hvd_shm::RemoteRegion;
 using hvd_shm::Request;
 using hvd_shm::Transport;
-using hvd_plugin::fail;
-using hvd_plugin::guarded;
 
 Transport* as_transport(hvd_transport* t) {
   if (t == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "shm: transport is NULL");
@@ -57,9 +57,7 @@ hvd_status shm_get_properties(hvd_transport* t,
   });
 }
 
-const char* shm_last_error(hvd_transport*) {
-  return hvd_plugin::last_error();
-}
+const char* shm_last_error(hvd_transport*) { return hvd_plugin::last_error(); }
 
 hvd_status shm_listen(hvd_transport* t, void* handle, hvd_listener** out) {
   return guarded([&] {

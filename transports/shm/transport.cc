@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
+#include "horovod_plugin/boundary.h"
 #include "names.h"
 #include "unix_socket.h"
 

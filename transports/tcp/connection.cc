@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
+#include "horovod_plugin/boundary.h"
 #include "sockets.h"
 
 namespace hvd_tcp {

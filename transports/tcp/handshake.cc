@@ -7,9 +7,9 @@
 
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
+#include "horovod_plugin/boundary.h"
 #include "listener.h"
 #include "sockets.h"
 

@@ -1,20 +1,20 @@
 // The tcp transport's table: every entry point checks its arguments and runs
 // through guarded(), so nothing is thrown across the ABI.
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
+#include "horovod_plugin/boundary.h"
 #include "listener.h"
 #include "transport.h"
 
 namespace {
 
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
 using hvd_tcp::Connection;
 using hvd_tcp::Listener;
 using hvd_tcp::Request;
 using hvd_tcp::Transport;
-using hvd_plugin::fail;
-using hvd_plugin::guarded;
 
 // tcp needs no registration; a region only remembers its range.
 struct Registration {
@@ -62,9 +62,7 @@ hvd_status tcp_get_properties(hvd_transport* t,
   });
 }
 
-const char* tcp_last_error(hvd_transport*) {
-  return hvd_plugin::last_error();
-}
+const char* tcp_last_error(hvd_transport*) { return hvd_plugin::last_error(); }
 
 hvd_status tcp_listen(hvd_transport* t, void* handle, hvd_listener** out) {
   return guarded([&] {

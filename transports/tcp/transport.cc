@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
+#include "horovod_plugin/boundary.h"
 #include "listener.h"
 
 namespace hvd_tcp {

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
+#include "horovod_plugin/boundary.h"
 #include "transport.h"
 
 namespace hvd_ucx {

@@ -1,9 +1,9 @@
 // The ucx transport's table: every entry point checks its arguments and runs
 // through guarded(), so nothing is thrown across the ABI.
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
+#include "horovod_plugin/boundary.h"
 #include "transport.h"
 
 namespace {
@@ -64,9 +64,7 @@ hvd_status ucx_get_properties(hvd_transport* t,
   });
 }
 
-const char* ucx_last_error(hvd_transport*) {
-  return hvd_plugin::last_error();
-}
+const char* ucx_last_error(hvd_transport*) { return hvd_plugin::last_error(); }
 
 hvd_status ucx_listen(hvd_transport* t, void* handle, hvd_listener** out) {
   return guarded([&] {

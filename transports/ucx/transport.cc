@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "horovod_plugin/boundary.h"
 #include "common/host_access.h"
 #include "connection.h"
+#include "horovod_plugin/boundary.h"
 #include "protocol.h"
 
 namespace hvd_ucx {

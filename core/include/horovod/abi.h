@@ -57,18 +57,18 @@ enum {
   HVD_ERR_UNSUPPORTED = -1,      /* not implemented here: fall through */
   HVD_ERR_INVALID_ARGUMENT = -2, /* caller's mistake; last_error says which */
   HVD_ERR_OUT_OF_MEMORY = -3,
-  HVD_ERR_PEER_FAILED = -4,      /* the completion's `peer` names the rank */
+  HVD_ERR_PEER_FAILED = -4, /* the completion's `peer` names the rank */
   HVD_ERR_TIMEOUT = -5,
-  HVD_ERR_ABORTED = -6,          /* abort() was called */
-  HVD_ERR_EPOCH_MISMATCH = -7,   /* traffic from another world epoch */
-  HVD_ERR_MISMATCH = -8,         /* ranks disagree (shape, dtype, op, ...) */
-  HVD_ERR_VERSION = -9,          /* incompatible ABI version */
-  HVD_ERR_CONFIG = -10,          /* bad configuration value */
-  HVD_ERR_SYSTEM = -11,          /* an OS or library call failed */
-  HVD_ERR_INTERNAL = -12,        /* a bug: please report */
-  HVD_ERR_TRUNCATED = -13,       /* message larger than the receive buffer */
+  HVD_ERR_ABORTED = -6,        /* abort() was called */
+  HVD_ERR_EPOCH_MISMATCH = -7, /* traffic from another world epoch */
+  HVD_ERR_MISMATCH = -8,       /* ranks disagree (shape, dtype, op, ...) */
+  HVD_ERR_VERSION = -9,        /* incompatible ABI version */
+  HVD_ERR_CONFIG = -10,        /* bad configuration value */
+  HVD_ERR_SYSTEM = -11,        /* an OS or library call failed */
+  HVD_ERR_INTERNAL = -12,      /* a bug: please report */
+  HVD_ERR_TRUNCATED = -13,     /* message larger than the receive buffer */
   HVD_ERR_NOT_FOUND = -14,
-  HVD_ERR_SHUT_DOWN = -15        /* the runtime is not (or no longer) up */
+  HVD_ERR_SHUT_DOWN = -15 /* the runtime is not (or no longer) up */
 };
 
 /* ---- extension chain --------------------------------------------------- */
@@ -99,11 +99,11 @@ enum {
 typedef struct hvd_plugin_header {
   size_t struct_size;
   const hvd_extension* ext;
-  int32_t kind;           /* HVD_PLUGIN_* */
-  uint32_t abi_major;     /* HVD_ABI_VERSION_MAJOR the plugin was built with */
+  int32_t kind;       /* HVD_PLUGIN_* */
+  uint32_t abi_major; /* HVD_ABI_VERSION_MAJOR the plugin was built with */
   uint32_t abi_minor;
-  const char* name;       /* e.g. "shm", "ring" */
-  const char* version;    /* the plugin's own version string, free form */
+  const char* name;    /* e.g. "shm", "ring" */
+  const char* version; /* the plugin's own version string, free form */
 } hvd_plugin_header;
 
 /* ---- data types and operations ----------------------------------------- */
@@ -138,12 +138,12 @@ enum {
 typedef int32_t hvd_collective;
 enum {
   HVD_COLL_ALLREDUCE = 0,
-  HVD_COLL_ALLGATHER = 1,     /* per-rank counts may differ (allgatherv) */
+  HVD_COLL_ALLGATHER = 1, /* per-rank counts may differ (allgatherv) */
   HVD_COLL_BROADCAST = 2,
   HVD_COLL_ALLTOALL = 3,      /* per-peer counts (alltoallv) */
   HVD_COLL_REDUCESCATTER = 4, /* per-rank counts may differ */
   HVD_COLL_BARRIER = 5,
-  HVD_COLL_JOIN = 6,          /* runtime only; never reaches a reducer */
+  HVD_COLL_JOIN = 6, /* runtime only; never reaches a reducer */
   HVD_COLL_COUNT = 7
 };
 
@@ -175,7 +175,7 @@ typedef struct hvd_event_s* hvd_event;
 typedef struct hvd_completion {
   size_t struct_size;
   hvd_status status;
-  int32_t peer;  /* on failure: the world rank at fault, or -1 if unknown */
+  int32_t peer;   /* on failure: the world rank at fault, or -1 if unknown */
   uint64_t bytes; /* bytes transferred (received size for a receive) */
 } hvd_completion;
 
@@ -199,15 +199,15 @@ enum {
 typedef struct hvd_team {
   size_t struct_size;
   const hvd_extension* ext;
-  int32_t rank;               /* this process's rank in the team */
+  int32_t rank; /* this process's rank in the team */
   int32_t size;
   const int32_t* world_ranks; /* team rank -> world rank */
   const int32_t* host_of;     /* team rank -> host index in [0, host_count) */
   int32_t host_count;
-  int32_t local_rank;         /* rank among team members on this host */
+  int32_t local_rank; /* rank among team members on this host */
   int32_t local_size;
-  uint64_t epoch;             /* world epoch; bumps when the job is rebuilt */
-  int32_t process_set;        /* 0 for the global set */
+  uint64_t epoch;      /* world epoch; bumps when the job is rebuilt */
+  int32_t process_set; /* 0 for the global set */
 } hvd_team;
 
 #ifdef __cplusplus

@@ -41,10 +41,9 @@ typedef struct hvd_adapter_api {
    * alltoall learn it only after negotiation). `like` gives dtype and
    * device. On success *out describes framework-owned memory that stays
    * valid until done() for this op. */
-  hvd_status (*allocate_output)(void* adapter_ctx, void* op_ctx,
-                                int32_t index, const hvd_tensor* like,
-                                int32_t ndim, const int64_t* shape,
-                                hvd_tensor* out);
+  hvd_status (*allocate_output)(void* adapter_ctx, void* op_ctx, int32_t index,
+                                const hvd_tensor* like, int32_t ndim,
+                                const int64_t* shape, hvd_tensor* out);
 
   /* Optional. HVD_OK once the op's inputs are ready to read (the
    * framework's GPU work producing them has finished), HVD_AGAIN before.
@@ -74,7 +73,7 @@ typedef const hvd_adapter_api* (*hvd_adapter_get_api_fn)(uint32_t core_major,
 /* What the plugin defines (declared here so a definition with another
  * signature does not compile). */
 HVD_EXPORT const hvd_adapter_api* hvd_adapter_get_api(uint32_t core_major,
-                                              uint32_t core_minor);
+                                                      uint32_t core_minor);
 
 #ifdef __cplusplus
 }

@@ -57,8 +57,7 @@ HVD_EXPORT const char* hvd_status_string(hvd_status status);
 
 /* Called once from the background thread when the op ends. Must not
  * block. `message` is valid only during the call. */
-typedef void (*hvd_done_fn)(void* user, hvd_status status,
-                            const char* message);
+typedef void (*hvd_done_fn)(void* user, hvd_status status, const char* message);
 
 /* One collective. Tensors (tensor.h) may be of any dtype in abi.h, with
  * 64-bit element counts (2^31 and more are fine); they must be compact
@@ -94,7 +93,7 @@ typedef struct hvd_op {
   hvd_reduce_op op;
   double prescale; /* 0 is read as 1 */
   double postscale;
-  int32_t root;    /* broadcast: rank in the process set */
+  int32_t root; /* broadcast: rank in the process set */
   /* alltoall: first-dimension rows to send to each rank (split_count ==
    * process set size); NULL: equal split. */
   const int32_t* splits;

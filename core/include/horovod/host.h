@@ -27,7 +27,7 @@ enum {
 
 typedef struct hvd_config_value {
   size_t struct_size;
-  const char* key;            /* dotted path inside the plugin's table */
+  const char* key; /* dotted path inside the plugin's table */
   hvd_value_type type;
   int32_t bool_value;
   int64_t int_value;

@@ -61,8 +61,7 @@ typedef struct hvd_p2p_api {
 
   /* The native collectives of the transport serving this team, and its
    * communicator, when it has them; NULL otherwise. */
-  const hvd_transport_collectives* (*native)(hvd_p2p* p,
-                                             hvd_coll_comm** comm);
+  const hvd_transport_collectives* (*native)(hvd_p2p* p, hvd_coll_comm** comm);
 
   /* Optional. A pointer to the peer's copy of the task's buffer `which`
    * (0: send, 1: recv) when it is mapped into this process (shared memory),
@@ -78,7 +77,7 @@ typedef struct hvd_coll_args {
   const hvd_extension* ext;
   hvd_collective collective;
   hvd_dtype dtype;
-  hvd_reduce_op op;          /* allreduce, reducescatter */
+  hvd_reduce_op op; /* allreduce, reducescatter */
   /* Buffers. In place when send == recv. Counts are in elements:
    *  allreduce:     count elements in send and recv;
    *  allgather:     counts[r] elements from rank r, at displs[r] in recv;
@@ -93,9 +92,9 @@ typedef struct hvd_coll_args {
   const size_t* displs;
   const size_t* send_counts;
   const size_t* send_displs;
-  int32_t root;              /* broadcast: team rank */
-  double prescale;           /* applied before reducing (1.0: none) */
-  double postscale;          /* applied after (AVERAGE is folded in here) */
+  int32_t root;     /* broadcast: team rank */
+  double prescale;  /* applied before reducing (1.0: none) */
+  double postscale; /* applied after (AVERAGE is folded in here) */
   hvd_device device;
   hvd_stream stream;
 } hvd_coll_args;
@@ -128,15 +127,13 @@ typedef struct hvd_reducer_api {
 
   /* Fill up to *count ranges for this collective, team and memory kind; set
    * *count to the number written (0: not offered at all). */
-  hvd_status (*score)(hvd_reducer* r, hvd_collective coll,
-                      const hvd_team* team, hvd_mem_kind mem,
-                      hvd_score_range* ranges, size_t* count);
+  hvd_status (*score)(hvd_reducer* r, hvd_collective coll, const hvd_team* team,
+                      hvd_mem_kind mem, hvd_score_range* ranges, size_t* count);
 
   /* Start a task. `p2p` and `args` (and what they point to) stay valid
    * until task_free. HVD_ERR_UNSUPPORTED: the planner tries the next. */
   hvd_status (*post)(hvd_reducer* r, const hvd_coll_args* args,
-                     const hvd_p2p_api* p2p_api, hvd_p2p* p2p,
-                     hvd_task** out);
+                     const hvd_p2p_api* p2p_api, hvd_p2p* p2p, hvd_task** out);
   /* HVD_AGAIN while running; HVD_OK when done; an error otherwise, with the
    * peer at fault in `out`. */
   hvd_status (*progress)(hvd_task* task, hvd_completion* out);
@@ -152,7 +149,7 @@ typedef const hvd_reducer_api* (*hvd_reducer_get_api_fn)(uint32_t core_major,
 /* What the plugin defines (declared here so a definition with another
  * signature does not compile). */
 HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api(uint32_t core_major,
-                                              uint32_t core_minor);
+                                                      uint32_t core_minor);
 
 #ifdef __cplusplus
 }

@@ -22,8 +22,8 @@ enum {
 };
 
 typedef struct hvd_dl_dtype {
-  uint8_t code;  /* HVD_DL_* */
-  uint8_t bits;  /* 8, 16, 32, 64 */
+  uint8_t code;   /* HVD_DL_* */
+  uint8_t bits;   /* 8, 16, 32, 64 */
   uint16_t lanes; /* 1; vector types are not accepted */
 } hvd_dl_dtype;
 
@@ -34,12 +34,12 @@ typedef struct hvd_tensor {
   hvd_device device;
   int32_t ndim;
   hvd_dl_dtype dtype;
-  const int64_t* shape;   /* ndim entries; NULL when ndim == 0 */
+  const int64_t* shape; /* ndim entries; NULL when ndim == 0 */
   /* In elements; NULL means compact row-major. Tensors whose strides are not
    * compact row-major are rejected with HVD_ERR_INVALID_ARGUMENT: the binding
    * makes them contiguous first. */
   const int64_t* strides;
-  uint64_t byte_offset;   /* added to data */
+  uint64_t byte_offset; /* added to data */
 } hvd_tensor;
 
 #ifdef __cplusplus

@@ -26,20 +26,20 @@ extern "C" {
 /* Upper bound of an exported memory region key. */
 #define HVD_TRANSPORT_MR_KEY_MAX 256
 
-typedef struct hvd_transport_s hvd_transport;   /* one per process */
+typedef struct hvd_transport_s hvd_transport; /* one per process */
 typedef struct hvd_listener_s hvd_listener;
-typedef struct hvd_conn_s hvd_conn;             /* bidirectional, one peer */
+typedef struct hvd_conn_s hvd_conn; /* bidirectional, one peer */
 typedef struct hvd_request_s hvd_request;
-typedef struct hvd_mr_s hvd_mr;                 /* local registration */
-typedef struct hvd_remote_mr_s hvd_remote_mr;   /* a peer's region */
+typedef struct hvd_mr_s hvd_mr;               /* local registration */
+typedef struct hvd_remote_mr_s hvd_remote_mr; /* a peer's region */
 
 enum {
-  HVD_TRANSPORT_THREAD_SAFE = 1u << 0,   /* any call from any thread */
-  HVD_TRANSPORT_GLOBAL_MR = 1u << 1,     /* one registration serves all conns */
-  HVD_TRANSPORT_NEEDS_MR = 1u << 2,      /* isend/irecv need a registration */
-  HVD_TRANSPORT_ONE_SIDED = 1u << 3,     /* mem_alloc + iput/iget */
-  HVD_TRANSPORT_NEEDS_PROGRESS = 1u << 4,/* call progress() while waiting */
-  HVD_TRANSPORT_INTRA_HOST = 1u << 5,    /* reaches only ranks on this host */
+  HVD_TRANSPORT_THREAD_SAFE = 1u << 0, /* any call from any thread */
+  HVD_TRANSPORT_GLOBAL_MR = 1u << 1,   /* one registration serves all conns */
+  HVD_TRANSPORT_NEEDS_MR = 1u << 2,    /* isend/irecv need a registration */
+  HVD_TRANSPORT_ONE_SIDED = 1u << 3,   /* mem_alloc + iput/iget */
+  HVD_TRANSPORT_NEEDS_PROGRESS = 1u << 4, /* call progress() while waiting */
+  HVD_TRANSPORT_INTRA_HOST = 1u << 5,     /* reaches only ranks on this host */
   HVD_TRANSPORT_NATIVE_COLLECTIVES = 1u << 6 /* has the collectives ext. */
 };
 
@@ -59,10 +59,10 @@ typedef struct hvd_transport_properties {
 /* Options of the native-collectives communicator and of conn handshakes. */
 typedef struct hvd_conn_info {
   size_t struct_size;
-  int32_t self_rank;  /* world rank of this process */
-  int32_t peer_rank;  /* world rank expected at the other end (-1: any) */
-  uint64_t epoch;     /* must match at both ends or conn_test fails with
-                         HVD_ERR_EPOCH_MISMATCH */
+  int32_t self_rank; /* world rank of this process */
+  int32_t peer_rank; /* world rank expected at the other end (-1: any) */
+  uint64_t epoch;    /* must match at both ends or conn_test fails with
+                        HVD_ERR_EPOCH_MISMATCH */
 } hvd_conn_info;
 
 typedef struct hvd_transport_api {
@@ -109,8 +109,8 @@ typedef struct hvd_transport_api {
    * HVD_TRANSPORT_NEEDS_MR. HVD_AGAIN: back-pressure, *req untouched. A
    * receive larger than the message completes with the bytes received; a
    * message larger than the receive fails with HVD_ERR_TRUNCATED. */
-  hvd_status (*isend)(hvd_conn* c, const void* buf, size_t bytes,
-                      uint64_t tag, hvd_mr* mr, hvd_request** req);
+  hvd_status (*isend)(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
+                      hvd_mr* mr, hvd_request** req);
   hvd_status (*irecv)(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                       hvd_mr* mr, hvd_request** req);
   /* *done = 1 once finished; then `out` holds the completion and the request
@@ -150,9 +150,8 @@ typedef struct hvd_transport_api {
   hvd_status (*iput)(hvd_conn* c, const void* src, hvd_mr* src_mr,
                      hvd_remote_mr* dst, uint64_t dst_offset, size_t bytes,
                      hvd_request** req);
-  hvd_status (*iget)(hvd_conn* c, void* dst, hvd_mr* dst_mr,
-                     hvd_remote_mr* src, uint64_t src_offset, size_t bytes,
-                     hvd_request** req);
+  hvd_status (*iget)(hvd_conn* c, void* dst, hvd_mr* dst_mr, hvd_remote_mr* src,
+                     uint64_t src_offset, size_t bytes, hvd_request** req);
 } hvd_transport_api;
 
 /* ---- native collectives (extension HVD_EXT_TRANSPORT_COLLECTIVES) ------ */
@@ -171,8 +170,8 @@ typedef struct hvd_transport_collectives {
                             hvd_coll_comm** out);
   hvd_status (*comm_destroy)(hvd_coll_comm* comm);
   /* Whether this combination runs natively (1) or not (0). */
-  int32_t (*supports)(hvd_coll_comm* comm, hvd_collective coll,
-                      hvd_dtype dtype, hvd_reduce_op op, hvd_mem_kind mem);
+  int32_t (*supports)(hvd_coll_comm* comm, hvd_collective coll, hvd_dtype dtype,
+                      hvd_reduce_op op, hvd_mem_kind mem);
 
   /* All non-blocking: completion through the transport's test(). `stream`
    * orders GPU work (NULL for host memory). Counts are in elements; arrays
@@ -182,16 +181,16 @@ typedef struct hvd_transport_collectives {
                           hvd_stream stream, hvd_request** req);
   hvd_status (*allgatherv)(hvd_coll_comm* comm, const void* send,
                            size_t send_count, void* recv,
-                           const size_t* recv_counts,
-                           const size_t* recv_displs, hvd_dtype dtype,
-                           hvd_stream stream, hvd_request** req);
+                           const size_t* recv_counts, const size_t* recv_displs,
+                           hvd_dtype dtype, hvd_stream stream,
+                           hvd_request** req);
   hvd_status (*broadcast)(hvd_coll_comm* comm, void* buf, size_t count,
                           hvd_dtype dtype, int32_t root, hvd_stream stream,
                           hvd_request** req);
-  hvd_status (*reducescatter)(hvd_coll_comm* comm, const void* send,
-                              void* recv, const size_t* recv_counts,
-                              hvd_dtype dtype, hvd_reduce_op op,
-                              hvd_stream stream, hvd_request** req);
+  hvd_status (*reducescatter)(hvd_coll_comm* comm, const void* send, void* recv,
+                              const size_t* recv_counts, hvd_dtype dtype,
+                              hvd_reduce_op op, hvd_stream stream,
+                              hvd_request** req);
   hvd_status (*alltoallv)(hvd_coll_comm* comm, const void* send,
                           const size_t* send_counts, const size_t* send_displs,
                           void* recv, const size_t* recv_counts,
@@ -214,7 +213,7 @@ typedef const hvd_transport_api* (*hvd_transport_get_api_fn)(
 /* What the plugin defines (declared here so a definition with another
  * signature does not compile). */
 HVD_EXPORT const hvd_transport_api* hvd_transport_get_api(uint32_t core_major,
-                                              uint32_t core_minor);
+                                                          uint32_t core_minor);
 
 #ifdef __cplusplus
 }

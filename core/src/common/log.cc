@@ -18,7 +18,7 @@ std::atomic<bool> g_hide_time{false};
 std::mutex g_write_mutex;
 
 const char* level_name(hvd_log_level level) {
-  static const char* names[] = {"TRACE", "DEBUG", "INFO",
+  static const char* names[] = {"TRACE",   "DEBUG", "INFO",
                                 "WARNING", "ERROR", "FATAL"};
   return level >= 0 && level <= HVD_LOG_FATAL ? names[level] : "?";
 }
@@ -32,7 +32,7 @@ void set_log_rank(int rank) { g_rank = rank; }
 void set_log_hide_time(bool hide) { g_hide_time = hide; }
 
 bool parse_log_level(const std::string& text, hvd_log_level* out) {
-  static const char* names[] = {"trace", "debug", "info",
+  static const char* names[] = {"trace",   "debug", "info",
                                 "warning", "error", "fatal"};
   for (int i = 0; i <= HVD_LOG_FATAL; ++i) {
     if (strcasecmp(text.c_str(), names[i]) == 0) {

@@ -40,7 +40,7 @@ class LogMessage {
 
 }  // namespace hvd
 
-#define HVD_LOG(level)                                  \
-  if (!::hvd::log_enabled(HVD_LOG_##level)) {           \
-  } else                                                \
+#define HVD_LOG(level)                        \
+  if (!::hvd::log_enabled(HVD_LOG_##level)) { \
+  } else                                      \
     ::hvd::LogMessage(HVD_LOG_##level).stream()

@@ -28,9 +28,12 @@ namespace {
 
 const char* kind_name(hvd_mem_kind kind) {
   switch (kind) {
-    case HVD_MEM_HOST: return "host";
-    case HVD_MEM_CUDA: return "CUDA";
-    case HVD_MEM_DMABUF: return "dmabuf";
+    case HVD_MEM_HOST:
+      return "host";
+    case HVD_MEM_CUDA:
+      return "CUDA";
+    case HVD_MEM_DMABUF:
+      return "dmabuf";
   }
   return "unknown";
 }
@@ -88,8 +91,10 @@ HostStream* host_stream(hvd_stream stream, const char* what) {
 
 int32_t device_count(void*, hvd_mem_kind kind) {
   switch (kind) {
-    case HVD_MEM_HOST: return 1;
-    case HVD_MEM_CUDA: return CudaRuntime::get().device_count();
+    case HVD_MEM_HOST:
+      return 1;
+    case HVD_MEM_CUDA:
+      return CudaRuntime::get().device_count();
   }
   return 0;
 }

@@ -19,10 +19,14 @@ const HostKernels& pick_kernels() {
 
 int kernel_op(hvd_reduce_op op) {
   switch (op) {
-    case HVD_OP_SUM: return kKernelSum;
-    case HVD_OP_MIN: return kKernelMin;
-    case HVD_OP_MAX: return kKernelMax;
-    case HVD_OP_PRODUCT: return kKernelProduct;
+    case HVD_OP_SUM:
+      return kKernelSum;
+    case HVD_OP_MIN:
+      return kKernelMin;
+    case HVD_OP_MAX:
+      return kKernelMax;
+    case HVD_OP_PRODUCT:
+      return kKernelProduct;
   }
   throw Error(HVD_ERR_INVALID_ARGUMENT,
               std::string("host reduction: op ") + op_name(op) +
@@ -61,15 +65,19 @@ size_t dtype_size(hvd_dtype dtype) {
   switch (dtype) {
     case HVD_UINT8:
     case HVD_INT8:
-    case HVD_BOOL: return 1;
+    case HVD_BOOL:
+      return 1;
     case HVD_UINT16:
     case HVD_INT16:
     case HVD_FLOAT16:
-    case HVD_BFLOAT16: return 2;
+    case HVD_BFLOAT16:
+      return 2;
     case HVD_INT32:
-    case HVD_FLOAT32: return 4;
+    case HVD_FLOAT32:
+      return 4;
     case HVD_INT64:
-    case HVD_FLOAT64: return 8;
+    case HVD_FLOAT64:
+      return 8;
   }
   return 0;
 }

@@ -24,13 +24,13 @@ class TimelineHooks {
 };
 
 struct HostServicesOptions {
-  int kind = 0;          // HVD_PLUGIN_*
-  std::string name;      // plugin name, for its config table and log prefix
-  const Config* config = nullptr;        // required
-  Bootstrap* bootstrap = nullptr;        // nullptr: bootstrap calls fail
-  const hvd_device_api* device = nullptr;// nullptr: the host device layer
-  TimelineHooks* timeline = nullptr;     // nullptr: hooks do nothing
-  uint64_t epoch = 0;                    // hvd_world.epoch
+  int kind = 0;      // HVD_PLUGIN_*
+  std::string name;  // plugin name, for its config table and log prefix
+  const Config* config = nullptr;          // required
+  Bootstrap* bootstrap = nullptr;          // nullptr: bootstrap calls fail
+  const hvd_device_api* device = nullptr;  // nullptr: the host device layer
+  TimelineHooks* timeline = nullptr;       // nullptr: hooks do nothing
+  uint64_t epoch = 0;                      // hvd_world.epoch
 };
 
 // Owns the table and everything it points to; keep it alive as long as the

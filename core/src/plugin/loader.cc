@@ -15,9 +15,12 @@ namespace {
 
 const char* entry_symbol(int kind) {
   switch (kind) {
-    case HVD_PLUGIN_TRANSPORT: return HVD_TRANSPORT_ENTRY;
-    case HVD_PLUGIN_REDUCER: return HVD_REDUCER_ENTRY;
-    case HVD_PLUGIN_ADAPTER: return HVD_ADAPTER_ENTRY;
+    case HVD_PLUGIN_TRANSPORT:
+      return HVD_TRANSPORT_ENTRY;
+    case HVD_PLUGIN_REDUCER:
+      return HVD_REDUCER_ENTRY;
+    case HVD_PLUGIN_ADAPTER:
+      return HVD_ADAPTER_ENTRY;
   }
   return nullptr;
 }

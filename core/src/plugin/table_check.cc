@@ -52,9 +52,12 @@ const std::vector<Required>& required_functions(int kind) {
   };
   static const std::vector<Required> none;
   switch (kind) {
-    case HVD_PLUGIN_TRANSPORT: return transport;
-    case HVD_PLUGIN_REDUCER: return reducer;
-    case HVD_PLUGIN_ADAPTER: return adapter;
+    case HVD_PLUGIN_TRANSPORT:
+      return transport;
+    case HVD_PLUGIN_REDUCER:
+      return reducer;
+    case HVD_PLUGIN_ADAPTER:
+      return adapter;
   }
   return none;
 }
@@ -63,10 +66,12 @@ const std::vector<Required>& required_functions(int kind) {
 // this large, so these sizes are frozen (the last 1.0 field never changes).
 size_t v1_0_table_size(int kind) {
   switch (kind) {
-    case HVD_PLUGIN_TRANSPORT: return HVD_STRUCT_SIZE(hvd_transport_api, iget);
+    case HVD_PLUGIN_TRANSPORT:
+      return HVD_STRUCT_SIZE(hvd_transport_api, iget);
     case HVD_PLUGIN_REDUCER:
       return HVD_STRUCT_SIZE(hvd_reducer_api, abort_task);
-    case HVD_PLUGIN_ADAPTER: return HVD_STRUCT_SIZE(hvd_adapter_api, done);
+    case HVD_PLUGIN_ADAPTER:
+      return HVD_STRUCT_SIZE(hvd_adapter_api, done);
   }
   return 0;
 }
@@ -79,9 +84,12 @@ std::string version_text(uint32_t major, uint32_t minor) {
 
 const char* plugin_kind_name(int kind) {
   switch (kind) {
-    case HVD_PLUGIN_TRANSPORT: return "transport";
-    case HVD_PLUGIN_REDUCER: return "reducer";
-    case HVD_PLUGIN_ADAPTER: return "adapter";
+    case HVD_PLUGIN_TRANSPORT:
+      return "transport";
+    case HVD_PLUGIN_REDUCER:
+      return "reducer";
+    case HVD_PLUGIN_ADAPTER:
+      return "adapter";
   }
   return "unknown kind";
 }

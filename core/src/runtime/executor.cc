@@ -140,7 +140,8 @@ void Executor::finish_control(ProcessSet* set, Response& response) {
       complete_(op, HVD_OK, "");
       return;
     }
-    case ResponseKind::kData: return;
+    case ResponseKind::kData:
+      return;
   }
 }
 
@@ -199,11 +200,21 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
                 !engine_.needs_registration();
   slot.direct = direct;
   switch (r.collective) {
-    case HVD_COLL_ALLREDUCE: plan_allreduce(slot, direct); break;
-    case HVD_COLL_BROADCAST: plan_broadcast(slot, direct); break;
-    case HVD_COLL_ALLGATHER: plan_allgather(slot, direct); break;
-    case HVD_COLL_ALLTOALL: plan_alltoall(slot, direct); break;
-    case HVD_COLL_REDUCESCATTER: plan_reducescatter(slot, direct); break;
+    case HVD_COLL_ALLREDUCE:
+      plan_allreduce(slot, direct);
+      break;
+    case HVD_COLL_BROADCAST:
+      plan_broadcast(slot, direct);
+      break;
+    case HVD_COLL_ALLGATHER:
+      plan_allgather(slot, direct);
+      break;
+    case HVD_COLL_ALLTOALL:
+      plan_alltoall(slot, direct);
+      break;
+    case HVD_COLL_REDUCESCATTER:
+      plan_reducescatter(slot, direct);
+      break;
     default:
       throw Error(HVD_ERR_INTERNAL, "no data path for " + describe(slot));
   }

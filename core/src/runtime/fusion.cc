@@ -11,8 +11,10 @@ bool fusable(const Response& r) {
     case HVD_COLL_ALLREDUCE:
     case HVD_COLL_ALLGATHER:
     case HVD_COLL_BROADCAST:
-    case HVD_COLL_REDUCESCATTER: return true;
-    default: return false;
+    case HVD_COLL_REDUCESCATTER:
+      return true;
+    default:
+      return false;
   }
 }
 

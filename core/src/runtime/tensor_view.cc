@@ -11,44 +11,66 @@ hvd_dtype dtype_from_dl(hvd_dl_dtype dl) {
   switch (dl.code) {
     case HVD_DL_INT:
       switch (dl.bits) {
-        case 8: return HVD_INT8;
-        case 16: return HVD_INT16;
-        case 32: return HVD_INT32;
-        case 64: return HVD_INT64;
+        case 8:
+          return HVD_INT8;
+        case 16:
+          return HVD_INT16;
+        case 32:
+          return HVD_INT32;
+        case 64:
+          return HVD_INT64;
       }
       return -1;
     case HVD_DL_UINT:
       switch (dl.bits) {
-        case 8: return HVD_UINT8;
-        case 16: return HVD_UINT16;
+        case 8:
+          return HVD_UINT8;
+        case 16:
+          return HVD_UINT16;
       }
       return -1;
     case HVD_DL_FLOAT:
       switch (dl.bits) {
-        case 16: return HVD_FLOAT16;
-        case 32: return HVD_FLOAT32;
-        case 64: return HVD_FLOAT64;
+        case 16:
+          return HVD_FLOAT16;
+        case 32:
+          return HVD_FLOAT32;
+        case 64:
+          return HVD_FLOAT64;
       }
       return -1;
-    case HVD_DL_BFLOAT: return dl.bits == 16 ? HVD_BFLOAT16 : -1;
-    case HVD_DL_BOOL: return dl.bits == 8 ? HVD_BOOL : -1;
+    case HVD_DL_BFLOAT:
+      return dl.bits == 16 ? HVD_BFLOAT16 : -1;
+    case HVD_DL_BOOL:
+      return dl.bits == 8 ? HVD_BOOL : -1;
   }
   return -1;
 }
 
 hvd_dl_dtype dl_from_dtype(hvd_dtype dtype) {
   switch (dtype) {
-    case HVD_UINT8: return {HVD_DL_UINT, 8, 1};
-    case HVD_INT8: return {HVD_DL_INT, 8, 1};
-    case HVD_UINT16: return {HVD_DL_UINT, 16, 1};
-    case HVD_INT16: return {HVD_DL_INT, 16, 1};
-    case HVD_INT32: return {HVD_DL_INT, 32, 1};
-    case HVD_INT64: return {HVD_DL_INT, 64, 1};
-    case HVD_FLOAT16: return {HVD_DL_FLOAT, 16, 1};
-    case HVD_BFLOAT16: return {HVD_DL_BFLOAT, 16, 1};
-    case HVD_FLOAT32: return {HVD_DL_FLOAT, 32, 1};
-    case HVD_FLOAT64: return {HVD_DL_FLOAT, 64, 1};
-    case HVD_BOOL: return {HVD_DL_BOOL, 8, 1};
+    case HVD_UINT8:
+      return {HVD_DL_UINT, 8, 1};
+    case HVD_INT8:
+      return {HVD_DL_INT, 8, 1};
+    case HVD_UINT16:
+      return {HVD_DL_UINT, 16, 1};
+    case HVD_INT16:
+      return {HVD_DL_INT, 16, 1};
+    case HVD_INT32:
+      return {HVD_DL_INT, 32, 1};
+    case HVD_INT64:
+      return {HVD_DL_INT, 64, 1};
+    case HVD_FLOAT16:
+      return {HVD_DL_FLOAT, 16, 1};
+    case HVD_BFLOAT16:
+      return {HVD_DL_BFLOAT, 16, 1};
+    case HVD_FLOAT32:
+      return {HVD_DL_FLOAT, 32, 1};
+    case HVD_FLOAT64:
+      return {HVD_DL_FLOAT, 64, 1};
+    case HVD_BOOL:
+      return {HVD_DL_BOOL, 8, 1};
   }
   return {0, 0, 0};
 }
