@@ -1,9 +1,11 @@
-// The shm transport's table: every entry point checks its arguments and runs
-// through guarded(), so nothing is thrown across the ABI.
+// The shm transport's table: the shared entry points come from
+// TransportTable; what is shm's own (memory registration, the data calls
+// and how its objects reach their transport) is written here.
 #include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
+#include "horovod_plugin/transport_table.h"
 #include "transport.h"
 
 namespace {
@@ -17,107 +19,27 @@ using hvd_shm::RemoteRegion;
 using hvd_shm::Request;
 using hvd_shm::Transport;
 
-Transport* as_transport(hvd_transport* t) {
-  if (t == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "shm: transport is NULL");
-  return reinterpret_cast<Transport*>(t);
-}
-Connection* as_conn(hvd_conn* c) {
-  if (c == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "shm: connection is NULL");
-  return reinterpret_cast<Connection*>(c);
-}
+struct Impl {
+  using Transport = hvd_shm::Transport;
+  using Listener = hvd_shm::Listener;
+  using Connection = hvd_shm::Connection;
+  using Request = hvd_shm::Request;
+  static constexpr const char* kName = "shm";
+  static Transport& transport_of(Listener* l) { return *l->transport; }
+  static Transport& transport_of(Connection* c) { return c->transport(); }
+  static hvd_status conn_test(Connection* c) { return c->handshake(); }
+  static int32_t peer_rank(Connection* c) { return c->peer_rank(); }
+  static void check_host(const hvd_host* host) {
+    hvd_transport_common::check_host(host);
+  }
+};
+
+using Table = hvd_plugin::TransportTable<Impl>;
+constexpr auto as_transport = Table::as_transport;
+constexpr auto as_conn = Table::as_conn;
 template <typename T>
 void require(T* pointer, const char* what) {
-  if (pointer == nullptr) {
-    fail(HVD_ERR_INVALID_ARGUMENT, std::string("shm: ") + what + " is NULL");
-  }
-}
-
-hvd_status shm_init(const hvd_host* host, hvd_transport** out) {
-  return guarded([&] {
-    require(out, "out");
-    hvd_transport_common::check_host(host);
-    *out = reinterpret_cast<hvd_transport*>(new Transport(host));
-    return HVD_OK;
-  });
-}
-
-hvd_status shm_finalize(hvd_transport* t) {
-  return guarded([&] {
-    delete as_transport(t);
-    return HVD_OK;
-  });
-}
-
-hvd_status shm_get_properties(hvd_transport* t,
-                              hvd_transport_properties* props) {
-  return guarded([&] {
-    require(props, "properties");
-    as_transport(t)->properties(props);
-    return HVD_OK;
-  });
-}
-
-const char* shm_last_error(hvd_transport*) { return hvd_plugin::last_error(); }
-
-hvd_status shm_listen(hvd_transport* t, void* handle, hvd_listener** out) {
-  return guarded([&] {
-    require(handle, "handle");
-    require(out, "out");
-    Listener* l = nullptr;
-    hvd_status s = as_transport(t)->listen(handle, &l);
-    if (s == HVD_OK) *out = reinterpret_cast<hvd_listener*>(l);
-    return s;
-  });
-}
-
-hvd_status shm_accept(hvd_listener* l, const hvd_conn_info* info,
-                      hvd_conn** out) {
-  return guarded([&] {
-    require(l, "listener");
-    require(out, "out");
-    auto* listener = reinterpret_cast<Listener*>(l);
-    Connection* c = nullptr;
-    hvd_status s = listener->transport->accept(listener, info, &c);
-    if (s == HVD_OK) *out = reinterpret_cast<hvd_conn*>(c);
-    return s;
-  });
-}
-
-hvd_status shm_connect(hvd_transport* t, const void* handle,
-                       const hvd_conn_info* info, hvd_conn** out) {
-  return guarded([&] {
-    require(handle, "handle");
-    require(out, "out");
-    Connection* c = nullptr;
-    hvd_status s = as_transport(t)->connect(handle, info, &c);
-    if (s == HVD_OK) *out = reinterpret_cast<hvd_conn*>(c);
-    return s;
-  });
-}
-
-hvd_status shm_conn_test(hvd_conn* c) {
-  return guarded([&] { return as_conn(c)->handshake(); });
-}
-
-int32_t shm_conn_peer(hvd_conn* c) {
-  return c == nullptr ? -1 : reinterpret_cast<Connection*>(c)->peer_rank();
-}
-
-hvd_status shm_conn_close(hvd_conn* c) {
-  return guarded([&] {
-    Connection* conn = as_conn(c);
-    conn->transport().close_connection(conn);
-    return HVD_OK;
-  });
-}
-
-hvd_status shm_listener_close(hvd_listener* l) {
-  return guarded([&] {
-    require(l, "listener");
-    auto* listener = reinterpret_cast<Listener*>(l);
-    listener->transport->close_listener(listener);
-    return HVD_OK;
-  });
+  Table::require(pointer, what);
 }
 
 hvd_status shm_mr_reg(hvd_transport* t, void* buf, size_t bytes,
@@ -158,37 +80,6 @@ hvd_status shm_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
     hvd_status s = as_conn(c)->irecv(buf, bytes, tag, &r);
     if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
     return s;
-  });
-}
-
-hvd_status shm_test(hvd_request* req, int32_t* done, hvd_completion* out) {
-  return guarded([&] {
-    require(req, "request");
-    require(done, "done");
-    auto* r = reinterpret_cast<Request*>(req);
-    return r->transport->test(r, done, out);
-  });
-}
-
-hvd_status shm_progress(hvd_transport* t) {
-  return guarded([&] {
-    as_transport(t)->progress();
-    return HVD_OK;
-  });
-}
-
-int shm_wait_fd(hvd_transport* t) {
-  return t == nullptr ? -1 : reinterpret_cast<Transport*>(t)->wait_fd();
-}
-
-hvd_status shm_wait_arm(hvd_transport* t) {
-  return guarded([&] { return as_transport(t)->wait_arm(); });
-}
-
-hvd_status shm_abort(hvd_transport* t, hvd_status reason, int32_t peer) {
-  return guarded([&] {
-    as_transport(t)->abort(reason, peer);
-    return HVD_OK;
   });
 }
 
@@ -271,43 +162,19 @@ hvd_status shm_iget(hvd_conn* c, void* dst, hvd_mr*, hvd_remote_mr* src,
   });
 }
 
-const hvd_transport_api kApi = {
-    .struct_size = HVD_STRUCT_SIZE(hvd_transport_api, iget),
-    .ext = nullptr,
-    .kind = HVD_PLUGIN_TRANSPORT,
-    .abi_major = HVD_ABI_VERSION_MAJOR,
-    .abi_minor = HVD_ABI_VERSION_MINOR,
-    .name = "shm",
-    .version = "1.0",
-    .init = shm_init,
-    .finalize = shm_finalize,
-    .get_properties = shm_get_properties,
-    .last_error = shm_last_error,
-    .listen = shm_listen,
-    .accept = shm_accept,
-    .connect = shm_connect,
-    .conn_test = shm_conn_test,
-    .conn_peer = shm_conn_peer,
-    .conn_close = shm_conn_close,
-    .listener_close = shm_listener_close,
-    .mr_reg = shm_mr_reg,
-    .mr_dereg = shm_mr_dereg,
-    .isend = shm_isend,
-    .irecv = shm_irecv,
-    .test = shm_test,
-    .progress = shm_progress,
-    .wait_fd = shm_wait_fd,
-    .wait_arm = shm_wait_arm,
-    .abort = shm_abort,
-    .mem_alloc = shm_mem_alloc,
-    .mem_free = shm_mem_free,
-    .mr_export = shm_mr_export,
-    .mr_import = shm_mr_import,
-    .mr_release = shm_mr_release,
-    .remote_ptr = shm_remote_ptr,
-    .iput = shm_iput,
-    .iget = shm_iget,
-};
+constexpr hvd_transport_api kApi = [] {
+  hvd_transport_api api =
+      Table::api({shm_mr_reg, shm_mr_dereg, shm_isend, shm_irecv});
+  api.mem_alloc = shm_mem_alloc;
+  api.mem_free = shm_mem_free;
+  api.mr_export = shm_mr_export;
+  api.mr_import = shm_mr_import;
+  api.mr_release = shm_mr_release;
+  api.remote_ptr = shm_remote_ptr;
+  api.iput = shm_iput;
+  api.iget = shm_iget;
+  return api;
+}();
 
 }  // namespace
 
