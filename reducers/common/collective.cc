@@ -29,6 +29,34 @@ size_t dtype_size(hvd_dtype dtype) {
   return 0;
 }
 
+const char* dtype_name(hvd_dtype dtype) {
+  switch (dtype) {
+    case HVD_UINT8:
+      return "uint8";
+    case HVD_INT8:
+      return "int8";
+    case HVD_BOOL:
+      return "bool";
+    case HVD_UINT16:
+      return "uint16";
+    case HVD_INT16:
+      return "int16";
+    case HVD_FLOAT16:
+      return "float16";
+    case HVD_BFLOAT16:
+      return "bfloat16";
+    case HVD_INT32:
+      return "int32";
+    case HVD_FLOAT32:
+      return "float32";
+    case HVD_INT64:
+      return "int64";
+    case HVD_FLOAT64:
+      return "float64";
+  }
+  return "unknown dtype";
+}
+
 const char* collective_name(hvd_collective collective) {
   switch (collective) {
     case HVD_COLL_ALLREDUCE:

@@ -12,6 +12,7 @@
 namespace hvd::reducers {
 
 size_t dtype_size(hvd_dtype dtype);  // 0 for an unknown dtype
+const char* dtype_name(hvd_dtype dtype);
 const char* collective_name(hvd_collective collective);
 
 struct Collective {

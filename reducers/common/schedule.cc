@@ -34,29 +34,42 @@ Schedule::Op Schedule::add(const Step& step) {
 
 Schedule::Op Schedule::send(int32_t peer, const void* buf, size_t bytes,
                             uint32_t step) {
-  return add({kSend, peer, step % kSteps, nullptr, buf, nullptr, bytes, 0, 0});
+  return add({kSend, peer, step % kSteps, nullptr, buf, nullptr, bytes, 0,
+              nullptr, 0});
 }
 
 Schedule::Op Schedule::recv(int32_t peer, void* buf, size_t bytes,
                             uint32_t step) {
-  return add({kRecv, peer, step % kSteps, buf, nullptr, nullptr, bytes, 0, 0});
+  return add({kRecv, peer, step % kSteps, buf, nullptr, nullptr, bytes, 0,
+              nullptr, 0});
 }
 
 Schedule::Op Schedule::reduce(void* dst, const void* a, const void* b,
                               size_t count) {
-  return add({kReduce, -1, 0, dst, a, b, count, 0, 0});
+  return add({kReduce, -1, 0, dst, a, b, count, 0, nullptr, 0});
 }
 
 Schedule::Op Schedule::copy(void* dst, const void* src, size_t bytes) {
-  return add({kCopy, -1, 0, dst, src, nullptr, bytes, 0, 0});
+  return add({kCopy, -1, 0, dst, src, nullptr, bytes, 0, nullptr, 0});
 }
 
 Schedule::Op Schedule::scale(void* buf, size_t count, double factor) {
-  return add({kScale, -1, 0, buf, nullptr, nullptr, count, factor, 0});
+  return add({kScale, -1, 0, buf, nullptr, nullptr, count, factor, nullptr, 0});
+}
+
+Schedule::Op Schedule::call(LocalFn fn, void* ctx, const void* arg) {
+  return add({kCall, -1, 0, ctx, arg, nullptr, 0, 0, fn, 0});
 }
 
 Schedule::Op Schedule::join() {
-  return add({kJoin, -1, 0, nullptr, nullptr, nullptr, 0, 0, 0});
+  return add({kJoin, -1, 0, nullptr, nullptr, nullptr, 0, 0, nullptr, 0});
+}
+
+Schedule::Op Schedule::join_since(Op first) {
+  const Op end = static_cast<Op>(ops_.size());
+  const Op all = join();
+  for (Op op = first; op < end; ++op) after(all, op);
+  return all;
 }
 
 void Schedule::after(Op op, Op before) {
@@ -121,6 +134,8 @@ std::string Schedule::describe(const Step& step) const {
       return "copy of " + std::to_string(step.size) + " bytes";
     case kScale:
       return "scaling of " + std::to_string(step.size) + " elements";
+    case kCall:
+      return "local step";
     case kJoin:
       return "join";
   }
@@ -236,6 +251,9 @@ bool Schedule::run_local() {
     case kScale:
       status = d->scale(d->ctx, ctx_.memory, ctx_.dtype, s.dst, s.size,
                         s.factor, nullptr);
+      break;
+    case kCall:
+      status = s.fn(s.dst, s.a);
       break;
     default:
       break;

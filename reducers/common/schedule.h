@@ -49,8 +49,15 @@ class Schedule {
   Op reduce(void* dst, const void* a, const void* b, size_t count);  // a op b
   Op copy(void* dst, const void* src, size_t bytes);
   Op scale(void* buf, size_t count, double factor);
+  // A local step of the reducer's own: fn(ctx, arg) runs on the progress
+  // thread once its predecessors have finished; a status other than HVD_OK
+  // fails the schedule (the reducer's last_error text goes with it).
+  using LocalFn = hvd_status (*)(void* ctx, const void* arg);
+  Op call(LocalFn fn, void* ctx, const void* arg);
   // Does nothing; a point to depend on (e.g. "all of these").
   Op join();
+  // A join after every step built from `first` on (size() before them).
+  Op join_since(Op first);
   // `op` starts only after `before` has finished; kNone is ignored.
   void after(Op op, Op before);
   void after(Op op, std::initializer_list<Op> before) {
@@ -73,7 +80,7 @@ class Schedule {
   bool drain();
 
  private:
-  enum Kind : uint8_t { kSend, kRecv, kReduce, kCopy, kScale, kJoin };
+  enum Kind : uint8_t { kSend, kRecv, kReduce, kCopy, kScale, kCall, kJoin };
   struct Step {
     Kind kind;
     int32_t peer;
@@ -83,6 +90,7 @@ class Schedule {
     const void* b;
     size_t size;  // bytes for messages and copies, elements otherwise
     double factor;
+    LocalFn fn;        // kCall only
     uint32_t waiting;  // unfinished predecessors
   };
   struct InFlight {

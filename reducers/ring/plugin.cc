@@ -24,6 +24,11 @@ namespace {
 
 // Below this the tree's fewer steps win; above it the ring's bandwidth.
 constexpr uint64_t kLarge = uint64_t(64) << 10;
+// Allreduce, measured (horovod-bench --sweep, 2 to 4 ranks over shm): the
+// ring is fastest from 1 MiB, and ahead of the tree from kMidAllreduce on a
+// power of two (off one the tree stays ahead up to 1 MiB).
+constexpr uint64_t kMidAllreduce = uint64_t(256) << 10;
+constexpr uint64_t kLargeAllreduce = uint64_t(1) << 20;
 
 hvd_status init(const hvd_host* host, hvd_reducer** out) {
   return guarded([&] {
@@ -65,7 +70,13 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
     out.score = value;
   };
   switch (coll) {
-    case HVD_COLL_ALLREDUCE:
+    case HVD_COLL_ALLREDUCE: {
+      const bool power_of_two = (team->size & (team->size - 1)) == 0;
+      add(0, kMidAllreduce, 20);
+      add(kMidAllreduce, kLargeAllreduce, power_of_two ? 60 : 20);
+      add(kLargeAllreduce, UINT64_MAX, 80);
+      break;
+    }
     case HVD_COLL_ALLGATHER:
     case HVD_COLL_BROADCAST:
       add(0, kLarge, 20);

@@ -57,6 +57,7 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   const int32_t new_rank = r < 2 * rem ? r / 2 : r - rem;
   auto old_rank = [&](int32_t nr) { return nr < rem ? 2 * nr + 1 : nr + rem; };
 
+  const bool direct = !in_place && c.prescale == 1.0;
   const uint32_t steps = (uint32_t)rounds + 2;  // fold, rounds, unfold
   const size_t seg = std::min(segment_elems(c, o, steps), c.count);
   uint8_t* slots =
@@ -68,10 +69,14 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
     const size_t bytes = c.bytes(len);
     uint8_t* data = c.recv + c.bytes(at);
     const uint32_t tag = (uint32_t)g * steps;
-    Op last = copy_and_scale(s, data, c.send + c.bytes(at), len, c.esize,
-                             c.prescale, 1.0, len);
+    // Out of place and unscaled, the first exchange reads `send` itself and
+    // its combination lands in `recv`: no copy first.
+    const uint8_t* mine = direct ? c.send + c.bytes(at) : data;
+    Op last = direct ? Schedule::kNone
+                     : copy_and_scale(s, data, c.send + c.bytes(at), len,
+                                      c.esize, c.prescale, 1.0, len);
     if (folds) {
-      const Op sent = s.send(r + 1, data, bytes, tag);
+      const Op sent = s.send(r + 1, mine, bytes, tag);
       s.after(sent, last);
       const Op result = s.recv(r + 1, data, bytes, tag + steps - 1);
       s.after(result, sent);
@@ -81,11 +86,13 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
     Op& free_slot = slot_free[g % 2];
     auto combine = [&](int32_t partner, Op received, Op sent) {
       // The lower rank's operand first, on both partners.
-      const Op reduced = partner < r ? s.reduce(data, slot, data, len)
-                                     : s.reduce(data, data, slot, len);
-      s.after(reduced, {received, sent, last});
+      const Op reduced = partner < r ? s.reduce(data, slot, mine, len)
+                                     : s.reduce(data, mine, slot, len);
+      // The send reads what the combination overwrites only from `data`.
+      s.after(reduced, {received, mine == data ? sent : Schedule::kNone, last});
       last = reduced;
       free_slot = reduced;
+      mine = data;
     };
     if (absorbs) {
       const Op received = s.recv(r - 1, slot, bytes, tag);
@@ -95,7 +102,7 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
     for (int32_t i = 0, mask = 1; mask < p; mask <<= 1, ++i) {
       const int32_t partner = old_rank(new_rank ^ mask);
       const uint32_t round_tag = tag + 1 + (uint32_t)i;
-      const Op sent = s.send(partner, data, bytes, round_tag);
+      const Op sent = s.send(partner, mine, bytes, round_tag);
       s.after(sent, last);
       const Op received = s.recv(partner, slot, bytes, round_tag);
       s.after(received, free_slot);

@@ -24,6 +24,11 @@ namespace {
 
 // Below this a tree's log2(n) steps beat the ring's 2(n-1).
 constexpr uint64_t kSmall = uint64_t(64) << 10;
+// Allreduce, measured (horovod-bench --sweep, 2 to 4 ranks over shm): the
+// tree is fastest below kSmallAllreduce, and still ahead of the others up
+// to kMidAllreduce off a power of two, where halving-doubling folds.
+constexpr uint64_t kSmallAllreduce = uint64_t(256) << 10;
+constexpr uint64_t kMidAllreduce = uint64_t(1) << 20;
 
 hvd_status init(const hvd_host* host, hvd_reducer** out) {
   return guarded([&] {
@@ -65,6 +70,10 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
   };
   switch (coll) {
     case HVD_COLL_ALLREDUCE:
+      add(0, kSmallAllreduce, 80);
+      add(kSmallAllreduce, kMidAllreduce, 50);
+      add(kMidAllreduce, UINT64_MAX, 10);
+      break;
     case HVD_COLL_BROADCAST:
       add(0, kSmall, 80);
       add(kSmall, UINT64_MAX, 10);
@@ -75,6 +84,12 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
       break;
     case HVD_COLL_BARRIER:
       add(0, UINT64_MAX, 90);
+      break;
+    case HVD_COLL_ALLTOALL:
+    case HVD_COLL_REDUCESCATTER:
+      // Latency-bound sizes only: beyond them the ring's volume wins.
+      add(0, kSmall / 8, 70);
+      add(kSmall / 8, UINT64_MAX, 5);
       break;
   }
   return HVD_OK;
@@ -101,6 +116,12 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
       case HVD_COLL_BARRIER:
         name = "tree barrier";
         break;
+      case HVD_COLL_ALLTOALL:
+        name = "tree alltoall";
+        break;
+      case HVD_COLL_REDUCESCATTER:
+        name = "tree reducescatter";
+        break;
       default:
         fail(HVD_ERR_UNSUPPORTED,
              std::string("tree does not offer ") + collective_name(c.kind));
@@ -118,6 +139,12 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
         break;
       case HVD_COLL_BARRIER:
         build_barrier(*task, c);
+        break;
+      case HVD_COLL_ALLTOALL:
+        build_alltoall(*task, c);
+        break;
+      case HVD_COLL_REDUCESCATTER:
+        build_reducescatter(*task, c, r->options);
         break;
     }
     task->schedule.start();

@@ -2,7 +2,9 @@
 // about log2(n) steps. Allreduce is recursive doubling (ranks past the
 // largest power of two fold into a partner first and get the result back
 // at the end); broadcast a binomial tree; allgather(v) Bruck's doubling
-// with blocks placed directly; barrier a dissemination barrier.
+// with blocks placed directly; barrier a dissemination barrier;
+// alltoall(v) a direct exchange with every message in flight at once;
+// reducescatter(v) an allreduce of the whole input, then this rank's part.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,9 @@ void build_allreduce(hvd_task_s& task, const Collective& c, const Options& o);
 void build_broadcast(hvd_task_s& task, const Collective& c, const Options& o);
 void build_allgather(hvd_task_s& task, const Collective& c);
 void build_barrier(hvd_task_s& task, const Collective& c);
+void build_alltoall(hvd_task_s& task, const Collective& c);
+void build_reducescatter(hvd_task_s& task, const Collective& c,
+                         const Options& o);
 
 // Elements per segment: segment_bytes, enlarged where needed so that
 // `steps_per_segment` steps per segment keep distinct message tags.

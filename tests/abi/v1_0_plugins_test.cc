@@ -208,15 +208,17 @@ hvd_status p2p_test(hvd_p2p* p, hvd_p2p_request* req, int32_t* done,
   return HVD_OK;
 }
 
-const hvd_p2p_api kP2p = {sizeof(hvd_p2p_api),
-                          nullptr,
-                          p2p_team,
-                          p2p_isend,
-                          p2p_irecv,
-                          p2p_test,
-                          nullptr,
-                          nullptr,
-                          nullptr};
+// The 1.0 functions; what later minors appended is not offered (NULL).
+hvd_p2p_api make_p2p() {
+  hvd_p2p_api a{};
+  a.struct_size = sizeof(hvd_p2p_api);
+  a.team = p2p_team;
+  a.isend = p2p_isend;
+  a.irecv = p2p_irecv;
+  a.test = p2p_test;
+  return a;
+}
+const hvd_p2p_api kP2p = make_p2p();
 
 TEST(AbiV1_0, ReducerScoresAndReduces) {
   Config config;

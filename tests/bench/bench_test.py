@@ -1,7 +1,7 @@
 """horovod-bench as a user runs it: its table and CSV, the flags that choose
 transport and reducer, every collective and dtype verified at both layers,
-the MPI comparison, and clear failures (bad flags, --peer mpi outside
-mpirun, a rank killed mid-run)."""
+the MPI and Gloo comparisons, --sweep over every reducer, --plot, and clear
+failures (bad flags, --peer mpi outside mpirun, a rank killed mid-run)."""
 
 import os
 import re
@@ -16,12 +16,15 @@ import unittest
 BENCH = os.environ.get("BENCH")
 HOROVODRUN = os.environ.get("HOROVODRUN")
 BENCH_MPI = os.environ.get("BENCH_MPI") == "1"
+BENCH_GLOO = os.environ.get("BENCH_GLOO") == "1"
 PREFIX = re.compile(r"^\[(\d+)\]<(stdout|stderr)>:")
 COLLECTIVES = ["allreduce", "allgather", "broadcast", "alltoall",
                "reducescatter"]
 CSV_HEADER = ("collective,dtype,ranks,layer,bytes,count,reducer,time_us,"
               "min_us,algbw_gbs,busbw_gbs")
 MPI_COLUMNS = ",mpi_time_us,mpi_min_us,mpi_algbw_gbs,mpi_busbw_gbs,bw_ratio"
+GLOO_COLUMNS = (",gloo_time_us,gloo_min_us,gloo_algbw_gbs,gloo_busbw_gbs,"
+                "bw_ratio")
 QUICK = ["--iters", "2", "--warmup", "0", "--timeout", "30"]
 
 
@@ -295,6 +298,111 @@ class MpiPeer(unittest.TestCase):
                 self.assertEqual(status, 0, err)
                 _, rows = csv_rows(out)
                 self.assertEqual(len(rows), 2)
+
+
+class Sweep(unittest.TestCase):
+    def test_every_reducer_at_every_size(self):
+        status, out, others, err = launch(
+            2, ["--sweep", "--csv", "-b", "4", "-e", "1M", "-f", "64"] + QUICK)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(others, [])
+        header, rows = csv_rows([l for l in out if not l.startswith("#")])
+        self.assertEqual(header, CSV_HEADER)
+        by_size = {}
+        for r in rows:
+            by_size.setdefault(int(r[4]), []).append(r[6])
+        self.assertEqual(sorted(by_size), [4, 256, 16384, 1048576])
+        for size, reducers in by_size.items():
+            # ring and tree offer every size on one host; hierarchical none.
+            self.assertIn("ring", reducers, size)
+            self.assertIn("tree", reducers, size)
+            self.assertNotIn("hierarchical", reducers, size)
+            self.assertEqual(len(reducers), len(set(reducers)), size)
+
+    def test_summary_names_the_fastest_and_the_rules(self):
+        status, out, _, err = launch(
+            2, ["--sweep", "-b", "4", "-e", "4M", "-f", "32"] + QUICK)
+        self.assertEqual(status, 0, err)
+        self.assertTrue(any(l.startswith("# sweep: every size with each of ")
+                            for l in out), out)
+        at = [i for i, l in enumerate(out) if l.startswith(
+            "# sweep: the fastest reducer (median time) per size")][0]
+        self.assertRegex(out[at + 1], r"^#   from 4 B +\w+$")
+        self.assertTrue(any(l.startswith("# crossover points: ")
+                            for l in out[at:]))
+        rules = out[out.index("# rules that pick the fastest "
+                              "(horovod.toml):"):]
+        self.assertEqual(rules[1], "#   [[allreduce.rules]]")
+        self.assertTrue(rules[-1].startswith("#   reducer = "), rules)
+
+    def test_sweep_needs_the_collective_layer(self):
+        p = subprocess.run([BENCH, "--sweep", "--layer", "runtime"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--sweep needs --layer collective", p.stderr)
+
+
+class Plot(unittest.TestCase):
+    def test_plot_of_a_sweep(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            png = os.path.join(tmp, "sweep.png")
+            status, out, _, err = launch(
+                2, ["--sweep", "--plot", png, "-b", "4", "-e", "64K",
+                    "-f", "16"] + QUICK)
+            self.assertEqual(status, 0, err)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            with open(os.path.join(tmp, "sweep.csv")) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(lines[0], "bytes,series,time_us,busbw_gbs")
+            series = {l.split(",")[1] for l in lines[1:]}
+            self.assertTrue({"ring", "tree"} <= series, series)
+            self.assertIn(f"horovod-bench: plot written to {png}", out)
+
+    def test_plot_failure_names_the_script(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            png = os.path.join(tmp, "p.png")
+            status, _, _, err = launch(
+                2, ["--plot", png, "-b", "4", "-e", "4"] + QUICK,
+                env={"HOROVOD_BENCH_PLOT": os.path.join(tmp, "missing")})
+            self.assertEqual(status, 1)
+            self.assertIn("--plot: python3 " + os.path.join(tmp, "missing"),
+                          err)
+            self.assertTrue(os.path.exists(os.path.join(tmp, "p.csv")))
+
+
+@unittest.skipUnless(BENCH_GLOO, "built without Gloo")
+class GlooPeer(unittest.TestCase):
+    def test_allreduce_next_to_gloo(self):
+        status, out, _, err = launch(
+            2, ["--peer", "gloo", "--csv", "-b", "4", "-e", "64K", "-f",
+                "16"] + QUICK)
+        self.assertEqual(status, 0, err)
+        header, rows = csv_rows(out)
+        self.assertEqual(header, CSV_HEADER + GLOO_COLUMNS)
+        self.assertEqual([int(r[4]) for r in rows], [4, 64, 1024, 16384])
+        for r in rows:
+            ours, peer, ratio = float(r[10]), float(r[14]), float(r[15])
+            self.assertGreater(peer, 0)
+            self.assertAlmostEqual(ratio, ours / peer, delta=1e-4 * ratio)
+
+    def test_text_table_names_gloo(self):
+        status, out, _, err = launch(
+            2, ["--peer", "gloo", "-b", "1K", "-e", "1K"] + QUICK)
+        self.assertEqual(status, 0, err)
+        self.assertTrue(any(l.startswith("# peer: Gloo (gloo::allreduce")
+                            for l in out), out)
+        self.assertTrue(any("ours/gloo" in l for l in out), out)
+        self.assertTrue(any(l.startswith("# Avg bus bandwidth gloo:")
+                            for l in out), out)
+
+    def test_only_allreduce(self):
+        status, _, _, err = launch(
+            2, ["--peer", "gloo", "-c", "allgather", "-e", "4"] + QUICK)
+        self.assertEqual(status, 1)
+        self.assertIn("--peer gloo: only allreduce is compared with Gloo",
+                      err)
 
 
 def rank_process(launcher, rank):

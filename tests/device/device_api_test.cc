@@ -65,6 +65,14 @@ class DeviceApiTest : public ::testing::Test {
   std::vector<hvd_event> events_;
 };
 
+// Only a CUDA stream has a handle of the device's own (tests/gpu checks
+// that one orders NCCL's work).
+TEST_F(DeviceApiTest, HostStreamsHaveNoNativeHandle) {
+  ASSERT_TRUE(HVD_HAS_FIELD(&api, hvd_device_api, stream_native));
+  EXPECT_EQ(api.stream_native(api.ctx, nullptr), nullptr);
+  EXPECT_EQ(api.stream_native(api.ctx, make_stream()), nullptr);
+}
+
 TEST_F(DeviceApiTest, TableIsComplete) {
   EXPECT_EQ(api.struct_size, sizeof(hvd_device_api));
   for (auto fn :
@@ -73,7 +81,8 @@ TEST_F(DeviceApiTest, TableIsComplete) {
         (void*)api.stream_wait_event, (void*)api.event_create,
         (void*)api.event_destroy, (void*)api.event_record,
         (void*)api.event_query, (void*)api.mem_alloc, (void*)api.mem_free,
-        (void*)api.memcpy_async, (void*)api.reduce, (void*)api.scale}) {
+        (void*)api.memcpy_async, (void*)api.reduce, (void*)api.scale,
+        (void*)api.stream_native}) {
     EXPECT_NE(fn, nullptr);
   }
   EXPECT_EQ(api.device_count(api.ctx, HVD_MEM_HOST), 1);

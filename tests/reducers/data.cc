@@ -149,6 +149,15 @@ void scale(hvd_dtype dtype, Bytes& data, double factor) {
   scale_host(dtype, data.data(), data.size() / dtype_size(dtype), factor);
 }
 
+Bytes from_doubles(hvd_dtype dtype, const std::vector<double>& values) {
+  const size_t esize = dtype_size(dtype);
+  Bytes out(values.size() * esize);
+  for (size_t i = 0; i < values.size(); ++i) {
+    store(dtype, out.data() + i * esize, values[i]);
+  }
+  return out;
+}
+
 std::vector<double> as_doubles(hvd_dtype dtype, const Bytes& data) {
   const size_t esize = dtype_size(dtype);
   std::vector<double> out(data.size() / esize);

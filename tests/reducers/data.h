@@ -30,6 +30,8 @@ void scale(hvd_dtype dtype, Bytes& data, double factor);
 
 // Element values as doubles, for approximate comparisons.
 std::vector<double> as_doubles(hvd_dtype dtype, const Bytes& data);
+// The other way: each value rounded to the dtype.
+Bytes from_doubles(hvd_dtype dtype, const std::vector<double>& values);
 
 const std::vector<hvd_dtype>& all_dtypes();
 const std::vector<hvd_reduce_op>& kernel_ops();

@@ -167,8 +167,8 @@ TEST_P(FailureTest, FailuresNameWorldRanks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reducers, FailureTest,
-                         ::testing::Values("ring", "tree"),
-                         [](const auto& info) { return info.param; });
+                         ::testing::Values("ring", "tree", "halving-doubling"),
+                         param_name);
 
 }  // namespace
 }  // namespace hvd::test

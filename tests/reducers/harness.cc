@@ -216,19 +216,26 @@ const hvd_transport_collectives* native(hvd_p2p*, hvd_coll_comm** comm) {
   return nullptr;
 }
 
-const hvd_p2p_api kP2pApi = {sizeof(hvd_p2p_api),
-                             nullptr,
-                             team_of,
-                             isend,
-                             irecv,
-                             test,
-                             subteam,
-                             native,
-                             nullptr /* peer_buffer */};
+// peer_buffer and the later optional fields: not offered (NULL).
+hvd_p2p_api make_p2p_api() {
+  hvd_p2p_api api;
+  std::memset(&api, 0, sizeof api);
+  api.struct_size = sizeof api;
+  api.team = team_of;
+  api.isend = isend;
+  api.irecv = irecv;
+  api.test = test;
+  api.subteam = subteam;
+  api.native = native;
+  return api;
+}
 
 }  // namespace
 
-const hvd_p2p_api* p2p_api() { return &kP2pApi; }
+const hvd_p2p_api* p2p_api() {
+  static const hvd_p2p_api api = make_p2p_api();
+  return &api;
+}
 
 }  // namespace hvd::test
 

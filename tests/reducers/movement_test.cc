@@ -316,7 +316,7 @@ TEST_P(MovementTest, TeamRanksAreNotWorldRanks) {
 
 INSTANTIATE_TEST_SUITE_P(Reducers, MovementTest,
                          ::testing::Values("ring", "tree"),
-                         [](const auto& info) { return info.param; });
+                         param_name);
 
 }  // namespace
 }  // namespace hvd::test

@@ -113,10 +113,28 @@ TEST(Scores, TreeWinsSmallMessagesRingWinsLargeOnes) {
   EXPECT_GT(score_at(scores("ring", HVD_COLL_REDUCESCATTER, HVD_MEM_HOST), 1),
             0);
   EXPECT_GT(score_at(scores("ring", HVD_COLL_ALLTOALL, HVD_MEM_HOST), 1), 0);
-  EXPECT_TRUE(scores("tree", HVD_COLL_REDUCESCATTER, HVD_MEM_HOST).empty());
-  EXPECT_TRUE(scores("tree", HVD_COLL_ALLTOALL, HVD_MEM_HOST).empty());
+  // The tree's reducescatter and alltoall are for latency-bound sizes.
+  for (hvd_collective coll : {HVD_COLL_REDUCESCATTER, HVD_COLL_ALLTOALL}) {
+    const auto ring = scores("ring", coll, HVD_MEM_HOST);
+    const auto tree = scores("tree", coll, HVD_MEM_HOST);
+    EXPECT_GT(score_at(tree, 64), score_at(ring, 64)) << coll;
+    EXPECT_GT(score_at(ring, 1 << 20), score_at(tree, 1 << 20)) << coll;
+  }
   EXPECT_TRUE(scores("ring", HVD_COLL_ALLREDUCE, HVD_MEM_CUDA).empty());
   EXPECT_TRUE(scores("tree", HVD_COLL_ALLREDUCE, HVD_MEM_CUDA).empty());
+}
+
+TEST(Scores, HalvingDoublingWinsTheMiddleOnPowerOfTwoTeams) {
+  const auto ring = scores("ring", HVD_COLL_ALLREDUCE, HVD_MEM_HOST);
+  const auto tree = scores("tree", HVD_COLL_ALLREDUCE, HVD_MEM_HOST);
+  const auto hd = scores("halving-doubling", HVD_COLL_ALLREDUCE, HVD_MEM_HOST);
+  // The middle as measured by horovod-bench --sweep: [256 KiB, 1 MiB).
+  EXPECT_GT(score_at(hd, 512 << 10), score_at(ring, 512 << 10));
+  EXPECT_GT(score_at(hd, 512 << 10), score_at(tree, 512 << 10));
+  EXPECT_GT(score_at(tree, 64), score_at(hd, 64));
+  EXPECT_GT(score_at(hd, 64), 0) << "it still works for small messages";
+  EXPECT_TRUE(
+      scores("halving-doubling", HVD_COLL_ALLGATHER, HVD_MEM_HOST).empty());
 }
 
 // post() on one rank alone, for what it declines.
@@ -191,8 +209,9 @@ TEST_P(TableTest, WarmReducerAllocatesNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Reducers, TableTest, ::testing::Values("ring", "tree"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Reducers, TableTest,
+                         ::testing::Values("ring", "tree", "halving-doubling"),
+                         param_name);
 
 TEST(Harness, SubteamsTalkOnTheirOwnChannel) {
   Fabric fabric(3);

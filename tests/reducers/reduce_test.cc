@@ -199,7 +199,7 @@ TEST_P(ReduceTest, AllreduceLargeCounts) {
 TEST_P(ReduceTest, AllreduceInSmallPipelinedPieces) {
   REQUIRE_OFFERED(HVD_COLL_ALLREDUCE);
   const std::map<std::string, std::string> config =
-      GetParam() == "ring"
+      GetParam() != "tree"
           ? std::map<std::string, std::string>{{"chunk_bytes", "64"},
                                                {"pipeline_depth", "int:3"}}
           : std::map<std::string, std::string>{{"segment_bytes", "64"}};
@@ -358,6 +358,8 @@ TEST_P(ReduceTest, ReducescatterEveryDtypeOpCountAndRankCount) {
 
 TEST_P(ReduceTest, ReducescatterLargeScaledAndInSmallPieces) {
   REQUIRE_OFFERED(HVD_COLL_REDUCESCATTER);
+  const std::map<std::string, std::string> small_pieces = {
+      {GetParam() == "tree" ? "segment_bytes" : "chunk_bytes", "64"}};
   for (int32_t n : {1, 3, 8}) {
     ReduceCase c;
     c.dtype = HVD_FLOAT32;
@@ -382,7 +384,7 @@ TEST_P(ReduceTest, ReducescatterLargeScaledAndInSmallPieces) {
           c.postscale = 0.25;
         }
         check_reducescatter(
-            reducers(GetParam(), n, {{"chunk_bytes", "64"}}), n, c, in_place,
+            reducers(GetParam(), n, small_pieces), n, c, in_place,
             describe(GetParam(), "reducescatter", n, c) + " in small chunks");
         if (HasFatalFailure()) return;
       }
@@ -391,8 +393,8 @@ TEST_P(ReduceTest, ReducescatterLargeScaledAndInSmallPieces) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reducers, ReduceTest,
-                         ::testing::Values("ring", "tree"),
-                         [](const auto& info) { return info.param; });
+                         ::testing::Values("ring", "tree", "halving-doubling"),
+                         param_name);
 
 }  // namespace
 }  // namespace hvd::test

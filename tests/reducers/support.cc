@@ -15,6 +15,14 @@ const ReducerPlugin& plugin(const std::string& name) {
   return *p;
 }
 
+std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
 bool offered(const ReducerPlugin& p, hvd_collective coll) {
   hvd_reducer* r = nullptr;
   TestHost host(std::string("reducer.") + p.api().name);

@@ -27,6 +27,9 @@ const RankReducers& reducers(
     const std::string& plugin_name, int32_t ranks,
     const std::map<std::string, std::string>& config = {});
 
+// A plugin name as a test name ("halving-doubling" -> "halving_doubling").
+std::string param_name(const ::testing::TestParamInfo<std::string>& info);
+
 class PluginTest : public ::testing::TestWithParam<std::string> {
  protected:
   const ReducerPlugin& p() const { return plugin(GetParam()); }

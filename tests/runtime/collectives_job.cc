@@ -563,6 +563,43 @@ void barrier_and_join() {
   hvd_release(jh);
 }
 
+// Every rank but 0 joins at once; rank 0 runs allreduces alone (the joined
+// ranks contribute zeros, even to a grouped one), then joins last: every
+// rank's join says rank 0 was the last.
+void join_returns_last_rank() {
+  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
+  join.name = nullptr;
+  hvd_handle* jh = nullptr;
+  if (R == 0) {
+    Buffer a(HVD_FLOAT64, {9}), b(HVD_FLOAT64, {3, 2});
+    for (size_t i = 0; i < a.elements; ++i) a.set(i, 2.5 + i);
+    for (size_t i = 0; i < b.elements; ++i) b.set(i, 7 * i);
+    std::string name = tag + ".alone";
+    if (run_op(make_op(HVD_COLL_ALLREDUCE, name, &a.desc, 1)) == HVD_OK) {
+      expect(a.get(0) == 2.5 && a.get(8) == 10.5,
+             name + ": joined ranks did not contribute zeros: " +
+                 std::to_string(a.get(8)));
+    }
+    hvd_tensor both[2] = {a.desc, b.desc};
+    std::string grouped = tag + ".alone.grouped";
+    if (run_op(make_op(HVD_COLL_ALLREDUCE, grouped, both, 2)) == HVD_OK) {
+      expect(a.get(8) == 10.5 && b.get(5) == 35,
+             grouped + ": joined ranks did not contribute zeros");
+    }
+  }
+  expect_ok(hvd_enqueue(&join, &jh), "join");
+  if (!jh) return;
+  hvd_status s = hvd_wait(jh, 60000);
+  expect(s == HVD_OK, std::string("join: ") + hvd_handle_message(jh));
+  hvd_tensor last{};
+  if (s == HVD_OK && hvd_handle_output(jh, 0, &last) == HVD_OK) {
+    int32_t who = *static_cast<const int32_t*>(last.data);
+    expect(who == 0, "join: the last rank to join is " + std::to_string(who) +
+                         ", expected 0");
+  }
+  hvd_release(jh);
+}
+
 void process_set() {
   if (N < 3) return;
   // Set 1 is the even ranks.
@@ -593,8 +630,10 @@ int main(int argc, char** argv) {
     std::string config = argv[a];
     tag = config.substr(config.find_last_of('/') + 1);
     std::vector<int32_t> even;
-    int size_hint =
-        std::atoi(getenv("HOROVOD_SIZE") ? getenv("HOROVOD_SIZE") : "1");
+    // horovodrun says HOROVOD_SIZE, mpirun OMPI_COMM_WORLD_SIZE.
+    const char* size_text = getenv("HOROVOD_SIZE");
+    if (!size_text) size_text = getenv("OMPI_COMM_WORLD_SIZE");
+    int size_hint = std::atoi(size_text ? size_text : "1");
     for (int r = 0; r < size_hint; r += 2) even.push_back(r);
     const int32_t* sets[] = {even.data()};
     int32_t sizes[] = {static_cast<int32_t>(even.size())};
@@ -623,6 +662,7 @@ int main(int argc, char** argv) {
     alltoall_variants();
     reducescatter_variants();
     barrier_and_join();
+    join_returns_last_rank();
     process_set();
     // Shutting down stops the runtime on every rank: wait for all first.
     hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);

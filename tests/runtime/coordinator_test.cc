@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/fusion.h"
+
 namespace hvd::runtime {
 namespace {
 
@@ -158,6 +160,80 @@ TEST(Coordinator, GroupSizeMismatch) {
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_NE(ready[0].error.find("grouped"), std::string::npos)
       << ready[0].error;
+}
+
+// A grouped op is one request, and negotiation keeps it one entry: it is
+// ready only when every rank submitted the whole group, and its tensors
+// are fused (and complete) together, whatever the fusion threshold.
+TEST(Coordinator, GroupIsNegotiatedAndFusedAsAUnit) {
+  for (hvd_collective collective :
+       {HVD_COLL_ALLREDUCE, HVD_COLL_ALLGATHER, HVD_COLL_REDUCESCATTER}) {
+    Coordinator c(0, 2);
+    Request group = allreduce("group", HVD_FLOAT32, {64, 2});
+    group.collective = collective;
+    group.shapes.push_back({32, 4});
+    group.shapes.push_back({16});
+    Request single = allreduce("single", HVD_FLOAT32, {64, 2});
+    single.collective = collective;
+    c.submit(0, group);
+    c.submit(0, single);
+    c.submit(1, single);
+    // "single" runs; the group waits for all of rank 1's group.
+    auto ready = c.take_ready();
+    ASSERT_EQ(names(ready), (std::vector<std::string>{"single"}));
+    c.submit(1, group);
+    ready = c.take_ready();
+    ASSERT_EQ(ready.size(), 1u);
+    ASSERT_EQ(ready[0].kind, ResponseKind::kData);
+    ASSERT_EQ(ready[0].entries.size(), 1u);
+    EXPECT_EQ(ready[0].entries[0].shapes.size(), 3u);
+    // Fusion moves whole entries: a threshold below the group's size (or
+    // none) still runs the group as one response.
+    for (uint64_t threshold : {uint64_t{0}, uint64_t{16}, uint64_t{1} << 20}) {
+      std::vector<Response> in = ready;
+      in.push_back(ready[0]);
+      in.back().entries[0].name = "other";
+      auto fused = fuse(in, threshold, 2);
+      size_t with_group = 0;
+      for (const Response& r : fused) {
+        for (const Entry& e : r.entries) {
+          if (e.name == "group") {
+            ++with_group;
+            EXPECT_EQ(e.shapes.size(), 3u);
+          }
+        }
+      }
+      EXPECT_EQ(with_group, 1u) << "threshold " << threshold;
+    }
+  }
+}
+
+TEST(Coordinator, LastToJoinIsReported) {
+  Coordinator c(0, 3);
+  Request join;
+  join.collective = HVD_COLL_JOIN;
+  join.name = "join.0";
+  c.submit(2, join);
+  c.submit(0, join);
+  // While ranks 0 and 2 have joined, rank 1's allreduce runs alone.
+  c.submit(1, allreduce("late"));
+  auto ready = c.take_ready();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].kind, ResponseKind::kData);
+  EXPECT_EQ(ready[0].entries[0].name, "late");
+  // Only an allreduce may run with joined ranks.
+  Request gather = allreduce("gathered", HVD_FLOAT32, {2, 2});
+  gather.collective = HVD_COLL_ALLGATHER;
+  c.submit(1, gather);
+  ready = c.take_ready();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].kind, ResponseKind::kError);
+  c.submit(1, join);
+  ready = c.take_ready();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].kind, ResponseKind::kJoin);
+  EXPECT_EQ(ready[0].last_joined, 1);
+  EXPECT_EQ(c.joined(), 0);  // ready for the next round of joins
 }
 
 TEST(Coordinator, AllgatherFirstDimensionMayDiffer) {

@@ -135,9 +135,19 @@ TEST(PendingOp, ChecksTheOp) {
   barrier.name = nullptr;
   EXPECT_EQ(make_pending_op(barrier, 2, 0, "barrier.7").name(), "barrier.7");
 
+  // Adasum: allreduce of one tensor at a time (its coefficients are per
+  // tensor); the adasum reducer runs it.
   hvd_op adasum = op_of(HVD_COLL_ALLREDUCE, &in);
   adasum.op = HVD_OP_ADASUM;
-  EXPECT_NE(failure(adasum).find("adasum"), std::string::npos);
+  EXPECT_EQ(failure(adasum), "");
+  hvd_tensor pair[2] = {in, in};
+  hvd_op grouped_adasum = op_of(HVD_COLL_ALLREDUCE, pair, 2);
+  grouped_adasum.op = HVD_OP_ADASUM;
+  EXPECT_NE(failure(grouped_adasum).find("adasum"), std::string::npos);
+  hvd_op adasum_rs = op_of(HVD_COLL_REDUCESCATTER, &in);
+  adasum_rs.op = HVD_OP_ADASUM;
+  adasum_rs.outputs = &out;
+  EXPECT_NE(failure(adasum_rs, 4, 1).find("adasum"), std::string::npos);
 
   hvd_op scaled = op_of(HVD_COLL_ALLREDUCE, &in);
   PendingOp p = make_pending_op(scaled, 2, 0, "");

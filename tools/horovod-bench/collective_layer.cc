@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "bootstrap/bootstrap.h"
@@ -11,6 +12,7 @@
 #include "control/control_plane.h"
 #include "p2p/mesh.h"
 #include "plugin/loader.h"
+#include "runtime/nested.h"
 #include "runtime/reducers.h"
 
 namespace hvd_bench {
@@ -84,6 +86,8 @@ CollectiveLayer::CollectiveLayer(const std::string& config_path,
     std::lock_guard<std::mutex> lock(failure_mutex_);
     engine_ = std::make_unique<hvd::p2p::Engine>(me, n, kEpoch);
   }
+  nested_ = std::make_unique<hvd::runtime::NestedRunner>(*reducers_);
+  engine_->set_nested(nested_.get());
   engine_->set_spin_time(config_.get_duration("runtime.spin_time"));
   engine_->set_failure_reporter(
       [this](int32_t peer, const std::string& reason) {
@@ -162,6 +166,16 @@ void CollectiveLayer::prepare(const Shape& shape, Workload& workload) {
   }
   candidates_ = reducers_->candidates(shape.collective, team_->view(),
                                       HVD_MEM_HOST, shape.bytes());
+  if (forced_ >= 0) {
+    const size_t only = static_cast<size_t>(forced_);
+    if (std::find(candidates_.begin(), candidates_.end(), only) ==
+        candidates_.end()) {
+      throw Error(HVD_ERR_UNSUPPORTED,
+                  reducers_->at(only).name() + " does not offer " + what() +
+                      " on " + std::to_string(n) + " rank(s)");
+    }
+    candidates_.assign(1, only);
+  }
   if (candidates_.empty()) {
     throw Error(HVD_ERR_UNSUPPORTED,
                 "no reducer offers " + what() + " on " + std::to_string(n) +
@@ -240,6 +254,21 @@ void CollectiveLayer::drive(hvd_task* task,
     engine_->wait(std::chrono::milliseconds(1), wake_fd_);
   }
   api.task_free(task);
+}
+
+std::vector<std::string> CollectiveLayer::reducer_names() const {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < reducers_->size(); ++i)
+    names.push_back(reducers_->at(i).name());
+  return names;
+}
+
+void CollectiveLayer::use_reducer(const std::string& name) {
+  forced_ = name.empty() ? -1 : reducers_->index_of(name);
+  if (!name.empty() && forced_ < 0) {
+    throw Error(HVD_ERR_CONFIG, "reducer '" + name + "' is not loaded (" +
+                                    reducers_->names() + ")");
+  }
 }
 
 std::string CollectiveLayer::algorithm() const {

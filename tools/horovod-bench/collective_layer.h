@@ -26,6 +26,7 @@ class ControlPlane;
 class PluginLoader;
 struct PeerFailure;
 namespace runtime {
+class NestedRunner;
 class Reducer;
 class ReducerSet;
 }  // namespace runtime
@@ -46,6 +47,13 @@ class CollectiveLayer : public Layer {
   void prepare(const Shape& shape, Workload& workload) override;
   void run_once() override;
   std::string algorithm() const override;
+
+  // The loaded reducers, in reducer.load order.
+  std::vector<std::string> reducer_names() const;
+  // Runs the next prepare()d shapes with this reducer only ("": the
+  // planner's choice again). A reducer that does not offer a size makes
+  // prepare() throw hvd::Error HVD_ERR_UNSUPPORTED.
+  void use_reducer(const std::string& name);
   void barrier() override;
   std::vector<double> max_over_ranks(const std::vector<double>& mine) override;
 
@@ -62,6 +70,7 @@ class CollectiveLayer : public Layer {
   std::unique_ptr<hvd::Bootstrap> bootstrap_;
   std::unique_ptr<hvd::PluginLoader> loader_;
   std::unique_ptr<hvd::runtime::ReducerSet> reducers_;
+  std::unique_ptr<hvd::runtime::NestedRunner> nested_;  // outlives engine_
   std::unique_ptr<hvd::p2p::Engine> engine_;  // set under failure_mutex_
   std::unique_ptr<hvd::p2p::Team> team_;
   // Declared after the engine, so it goes first: its failure callback,
@@ -77,6 +86,7 @@ class CollectiveLayer : public Layer {
   hvd_p2p_s context_;
   uint64_t sequence_ = 0;
   const hvd::runtime::Reducer* last_ = nullptr;
+  int forced_ = -1;  // index of the reducer use_reducer() named
 
   // Set from the control plane's thread.
   std::mutex failure_mutex_;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include "common/error.h"
 #include "config/config.h"
 #include "config/toml_api.h"
+#include "plugin/loader.h"
 
 namespace hvd_bench {
 namespace {
@@ -80,7 +82,7 @@ EffectiveConfig::EffectiveConfig(const Options& options) {
 
   const bool overridden = !options.transport_intra.empty() ||
                           !options.transport_inter.empty() ||
-                          !options.reducer.empty();
+                          !options.reducer.empty() || options.sweep;
   if (!overridden) {
     path_ = file;
     return;
@@ -128,6 +130,27 @@ EffectiveConfig::EffectiveConfig(const Options& options) {
       root.insert_or_assign(collective, section);
     }
     flags += " --reducer " + options.reducer;
+  }
+  if (options.sweep) {
+    // Every reducer installed on the search path that loads, once each.
+    hvd::PluginLoader loader(hvd::PluginLoader::default_search_path(
+        base.get_strings("plugins.search_path")));
+    toml::array load_list;
+    std::vector<std::string> seen;
+    for (const auto& found : loader.discover()) {
+      if (found.kind != HVD_PLUGIN_REDUCER || !found.error.empty()) continue;
+      if (std::find(seen.begin(), seen.end(), found.name) != seen.end())
+        continue;
+      seen.push_back(found.name);
+      load_list.push_back(found.name);
+    }
+    if (seen.empty()) {
+      throw hvd::Error(HVD_ERR_CONFIG,
+                       "--sweep: no reducer plugin loads from the search "
+                       "path (horovod-info lists what is there)");
+    }
+    subtable(root, "reducer").insert_or_assign("load", load_list);
+    flags += " --sweep";
   }
   origin_ += " with" + flags;
 

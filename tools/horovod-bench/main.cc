@@ -13,11 +13,15 @@
 #include "collective_layer.h"
 #include "common/error.h"
 #include "effective_config.h"
+#include "gloo_peer.h"
 #include "measure.h"
 #include "mpi_peer.h"
 #include "options.h"
+#include "plot.h"
 #include "report.h"
 #include "runtime_layer.h"
+#include "step_bench.h"
+#include "sweep.h"
 
 namespace hvd_bench {
 namespace {
@@ -43,14 +47,20 @@ void print_error(int rank, const std::string& message) {
   std::fflush(stderr);
 }
 
-std::string size_text(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int unit = 0;
-  while (unit < 3 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
+// The reducers one row each: every loaded one under --sweep, else the
+// planner's choice ("").
+std::vector<std::string> row_reducers(const Options& o, Layer& ours) {
+  if (!o.sweep) return {""};
+  auto* collective = dynamic_cast<CollectiveLayer*>(&ours);
+  if (!collective)
+    throw hvd::Error(HVD_ERR_CONFIG, "--sweep needs --layer collective");
+  return collective->reducer_names();
+}
+
+void use(Layer& ours, const std::string& reducer) {
+  if (auto* collective = dynamic_cast<CollectiveLayer*>(&ours)) {
+    collective->use_reducer(reducer);
   }
-  return std::to_string(bytes) + " " + units[unit];
 }
 
 void bench(const Options& o, const EffectiveConfig& config, Layer& ours,
@@ -64,41 +74,76 @@ void bench(const Options& o, const EffectiveConfig& config, Layer& ours,
     recv_bytes = std::max(recv_bytes, s.recv_count * s.element_bytes);
   }
   Workload workload(send_bytes, recv_bytes);
+  const bool printing = ours.rank() == 0;
+  const std::vector<std::string> reducers = row_reducers(o, ours);
 
-  Report report(o, ours.rank() == 0);
-  std::vector<std::string> lines = {
+  Report report(o, printing);
+  const std::string title =
       std::string("horovod-bench: ") + collective_name(o.collective) + ", " +
-          dtype_label(o.dtype) + ", " + std::to_string(ours.size()) +
-          " rank(s), " + size_text(o.min_bytes) + " to " +
-          size_text(o.max_bytes) + " (x" + std::to_string(o.step_factor) +
-          "), iters " + std::to_string(o.iters) + ", warmup " +
-          std::to_string(o.warmup),
-      ours.describe(),
-      "config: " + config.origin(),
-  };
+      dtype_label(o.dtype) + ", " + std::to_string(ours.size()) + " rank(s), " +
+      size_text(o.min_bytes) + " to " + size_text(o.max_bytes) + " (x" +
+      std::to_string(o.step_factor) + "), iters " + std::to_string(o.iters) +
+      ", warmup " + std::to_string(o.warmup);
+  std::vector<std::string> lines = {title, ours.describe(),
+                                    "config: " + config.origin()};
   if (peer) lines.push_back("peer: " + peer->describe());
+  if (o.sweep) {
+    std::string names;
+    for (const std::string& r : reducers)
+      names += (names.empty() ? "" : ", ") + r;
+    lines.push_back("sweep: every size with each of " + names +
+                    " (a reducer that does not offer a size has no row)");
+  }
   lines.push_back(
       "time: median (min) over the iterations of the slowest rank's time");
-  if (peer)
-    lines.push_back("ours/mpi: our bus bandwidth over MPI's (above 1: faster)");
+  if (peer) {
+    lines.push_back("ours/" + o.peer + ": our bus bandwidth over " + o.peer +
+                    "'s (above 1: faster)");
+  }
   report.header(lines);
 
+  std::unique_ptr<Plot> plot;
+  if (printing && !o.plot_path.empty()) {
+    plot = std::make_unique<Plot>(o.plot_path, title + "\n" + ours.describe());
+  }
+  Sweep sweep;
   for (const Shape& shape : shapes) {
-    Measurement m = measure(ours, shape, workload, o);
     std::optional<Measurement> pm;
-    if (peer) pm = measure(*peer, shape, workload, o);
-    report.row(shape, m, pm);
+    if (peer) {
+      pm = measure(*peer, shape, workload, o);
+      if (plot) plot->add(shape.bytes(), o.peer, pm->median_s, pm->busbw_gbs);
+    }
+    for (const std::string& reducer : reducers) {
+      use(ours, reducer);
+      Measurement m;
+      try {
+        m = measure(ours, shape, workload, o);
+      } catch (const hvd::Error& e) {
+        // Every rank decides the same: a reducer that does not offer this
+        // size is left out of the sweep.
+        if (!o.sweep || e.status() != HVD_ERR_UNSUPPORTED) throw;
+        continue;
+      }
+      report.row(shape, m, pm);
+      if (o.sweep) sweep.add(shape.bytes(), m.algorithm, m.median_s);
+      if (plot) {
+        plot->add(shape.bytes(), o.sweep ? m.algorithm : "horovod", m.median_s,
+                  m.busbw_gbs);
+      }
+    }
   }
   report.footer();
+  if (printing && o.sweep) sweep.print(collective_name(o.collective), stdout);
   ours.barrier();
   if (peer) peer->barrier();
+  if (plot) plot->draw();
 }
 
 int run(const Options& o) {
   int rank = rank_hint();
   // MPI first: its MPI_Init and our PMIx bootstrap share the launcher.
   std::unique_ptr<Layer> peer;
-  if (o.peer_mpi) peer = make_mpi_peer(o.collective);
+  if (o.peer == "mpi") peer = make_mpi_peer(o.collective);
   EffectiveConfig config(o);
   std::unique_ptr<Layer> ours;
   if (o.layer == LayerKind::kCollective) {
@@ -108,7 +153,11 @@ int run(const Options& o) {
   }
   rank = ours->rank();
   try {
-    if (peer &&
+    // Gloo's ranks meet after ours, which gave them rank and size.
+    if (o.peer == "gloo") {
+      peer = make_gloo_peer(o.collective, ours->rank(), ours->size());
+    }
+    if (peer && o.peer == "mpi" &&
         (peer->rank() != ours->rank() || peer->size() != ours->size())) {
       throw hvd::Error(
           HVD_ERR_CONFIG,
@@ -118,7 +167,11 @@ int run(const Options& o) {
               std::to_string(ours->size()) +
               " (was the job started by mpirun with the pmix bootstrap?)");
     }
-    bench(o, config, *ours, peer.get());
+    if (!o.step.empty()) {
+      bench_step(o, static_cast<RuntimeLayer&>(*ours), config.path());
+    } else {
+      bench(o, config, *ours, peer.get());
+    }
   } catch (const std::exception& e) {
     // Other ranks may be gone or stuck: leave without the graceful
     // teardown, which would wait for them.

@@ -71,6 +71,9 @@ enum LongOnly {
   kPeer,
   kCsv,
   kTimeout,
+  kSweep,
+  kPlot,
+  kStep,
 };
 
 const option kLongOptions[] = {
@@ -89,6 +92,9 @@ const option kLongOptions[] = {
     {"peer", required_argument, nullptr, kPeer},
     {"csv", no_argument, nullptr, kCsv},
     {"timeout", required_argument, nullptr, kTimeout},
+    {"sweep", no_argument, nullptr, kSweep},
+    {"plot", required_argument, nullptr, kPlot},
+    {"step", required_argument, nullptr, kStep},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -190,11 +196,19 @@ Options parse_options(int argc, char** argv) {
         o.reducer = optarg;
         break;
       case kPeer:
-        if (std::string(optarg) != "mpi") {
+        if (std::string(optarg) != "mpi" && std::string(optarg) != "gloo") {
           throw std::invalid_argument(std::string("--peer: unknown value '") +
-                                      optarg + "' (expected mpi)");
+                                      optarg + "' (expected mpi|gloo)");
         }
-        o.peer_mpi = true;
+        o.peer = optarg;
+        break;
+      case kSweep:
+        o.sweep = true;
+        break;
+      case kPlot:
+        o.plot_path = optarg;
+        if (o.plot_path.empty())
+          throw std::invalid_argument("--plot needs a file name");
         break;
       case kCsv:
         o.csv = true;
@@ -202,6 +216,9 @@ Options parse_options(int argc, char** argv) {
       case kTimeout:
         o.op_timeout =
             std::chrono::seconds(number_flag("--timeout", optarg, 1));
+        break;
+      case kStep:
+        o.step = optarg;
         break;
       case 'h':
         o.help = true;
@@ -218,10 +235,19 @@ Options parse_options(int argc, char** argv) {
     throw std::invalid_argument(std::string("unexpected argument '") +
                                 argv[optind] + "'");
   }
+  if (!o.step.empty() && o.layer != LayerKind::kRuntime) {
+    throw std::invalid_argument("--step needs --layer runtime");
+  }
   if (o.min_bytes > o.max_bytes) {
     throw std::invalid_argument("--min-bytes (" + std::to_string(o.min_bytes) +
                                 ") is above --max-bytes (" +
                                 std::to_string(o.max_bytes) + ")");
+  }
+  if (o.sweep && !o.reducer.empty()) {
+    throw std::invalid_argument("--sweep runs every reducer; drop --reducer");
+  }
+  if (o.sweep && o.layer != LayerKind::kCollective) {
+    throw std::invalid_argument("--sweep needs --layer collective");
   }
   return o;
 }
@@ -251,8 +277,19 @@ mpirun -np N horovod-bench ... (needed for --peer mpi).
       --reducer NAME      use this reducer for every size
       --peer mpi          also time Open MPI's collective on the same sizes
                           and print our/MPI ratios (launch with mpirun)
+      --peer gloo         also time Gloo's allreduce (ring, its tcp
+                          transport) on the same sizes, with ratios
+      --sweep             time every installed reducer at every size (one
+                          row each), then print the best per size, the
+                          crossover points and the rules they suggest
+      --plot FILE.png     draw bus bandwidth against size, one line per
+                          reducer and peer (needs python3 with matplotlib)
       --csv               print CSV (one header line)
       --timeout SECONDS   fail when one collective takes longer (default 60)
+      --step NAME         with --layer runtime: time whole steps instead of
+                          one collective: training (200 tensors, 1 KiB to
+                          4 MiB, reverse order), names100 (100 tensors of
+                          4 B), small (256 x 4 KiB), large (4 x 32 MiB)
   -h, --help              this text
 
 Size is the buffer nccl-tests reports: allgather's output, alltoall's and

@@ -24,8 +24,12 @@ struct Options {
   std::string transport_intra;  // "": from the configuration
   std::string transport_inter;
   std::string reducer;  // "": the configuration's rules and scores
-  bool peer_mpi = false;
+  std::string peer;     // "", "mpi" or "gloo"
   bool csv = false;
+  std::string step;  // --step (step_bench.h): "" times one collective
+  // Every installed reducer, each on every size (one row per reducer).
+  bool sweep = false;
+  std::string plot_path;  // "": no plot
   // How long one collective may take before the bench gives up on it.
   std::chrono::milliseconds op_timeout{60000};
   bool help = false;

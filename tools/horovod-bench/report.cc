@@ -13,6 +13,13 @@ void Report::header(const std::vector<std::string>& lines) {
   std::fflush(out_);
 }
 
+std::string Report::peer_columns() const {
+  if (options_.peer.empty()) return "";
+  const std::string& p = options_.peer;
+  return "," + p + "_time_us," + p + "_min_us," + p + "_algbw_gbs," + p +
+         "_busbw_gbs,bw_ratio";
+}
+
 void Report::column_titles() {
   titled_ = true;
   if (options_.csv) {
@@ -20,20 +27,19 @@ void Report::column_titles() {
         out_,
         "collective,dtype,ranks,layer,bytes,count,reducer,time_us,min_us,"
         "algbw_gbs,busbw_gbs%s\n",
-        options_.peer_mpi
-            ? ",mpi_time_us,mpi_min_us,mpi_algbw_gbs,mpi_busbw_gbs,bw_ratio"
-            : "");
+        peer_columns().c_str());
     return;
   }
   std::fprintf(out_, "# %10s %11s %8s %10s %11s %11s %7s %7s", "size", "count",
                "type", "reducer", "time(us)", "min(us)", "algbw", "busbw");
-  if (options_.peer_mpi) {
-    std::fprintf(out_, " | %11s %11s %7s %7s %8s", "mpi(us)", "min(us)",
-                 "algbw", "busbw", "ours/mpi");
+  if (!options_.peer.empty()) {
+    std::fprintf(out_, " | %11s %11s %7s %7s %8s",
+                 (options_.peer + "(us)").c_str(), "min(us)", "algbw", "busbw",
+                 ("ours/" + options_.peer).c_str());
   }
   std::fprintf(out_, "\n# %10s %11s %8s %10s %11s %11s %7s %7s", "(B)",
                "(elements)", "", "", "", "", "(GB/s)", "(GB/s)");
-  if (options_.peer_mpi) {
+  if (!options_.peer.empty()) {
     std::fprintf(out_, " | %11s %11s %7s %7s %8s", "", "", "(GB/s)", "(GB/s)",
                  "(busbw)");
   }
@@ -81,9 +87,9 @@ void Report::footer() {
   if (!printing_ || options_.csv || rows_ == 0) return;
   std::fprintf(out_, "# Avg bus bandwidth    : %.4f GB/s\n",
                busbw_sum_ / rows_);
-  if (options_.peer_mpi) {
-    std::fprintf(out_, "# Avg bus bandwidth mpi: %.4f GB/s\n",
-                 peer_busbw_sum_ / rows_);
+  if (!options_.peer.empty()) {
+    std::fprintf(out_, "# Avg bus bandwidth %s: %.4f GB/s\n",
+                 options_.peer.c_str(), peer_busbw_sum_ / rows_);
   }
   std::fflush(out_);
 }

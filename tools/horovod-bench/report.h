@@ -27,6 +27,7 @@ class Report {
 
  private:
   void column_titles();
+  std::string peer_columns() const;  // "" or ",mpi_time_us,..."
 
   const Options& options_;
   bool printing_;

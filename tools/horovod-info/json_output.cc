@@ -14,7 +14,8 @@ std::string abi_text(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-void write_found(JsonWriter& json, const PluginLoader::Found& found) {
+void write_found(JsonWriter& json, const PluginLoader::Found& found,
+                 const std::map<std::string, std::string>& details) {
   json.begin_object();
   json.field("kind", plugin_kind_name(found.kind));
   json.field("name", found.name);
@@ -24,6 +25,8 @@ void write_found(JsonWriter& json, const PluginLoader::Found& found) {
     json.field("abi", abi_text(found.abi_major, found.abi_minor));
   if (!found.version.empty()) json.field("version", found.version);
   if (!found.error.empty()) json.field("error", found.error);
+  auto text = details.find(found.path);
+  if (text != details.end()) json.field("details", text->second);
   json.end_object();
 }
 
@@ -81,7 +84,8 @@ void print_json(const Report& report, std::ostream& out) {
   write_strings(json, report.search_path);
   json.key("found");
   json.begin_array();
-  for (const auto& found : report.plugins) write_found(json, found);
+  for (const auto& found : report.plugins)
+    write_found(json, found, report.details);
   json.end_array();
   json.key("selected");
   json.begin_array();

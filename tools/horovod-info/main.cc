@@ -5,6 +5,7 @@
 //
 // Exit status: 0; 1 when the configuration is invalid; 2 on a usage error;
 // 3 on any other failure.
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "common/error.h"
 #include "config/config.h"
 #include "output.h"
+#include "plan.h"
 #include "report.h"
 
 namespace {
@@ -19,6 +21,8 @@ namespace {
 const char* kUsage =
     "Usage: horovod-info [--config FILE] [--json]\n"
     "       horovod-info --defaults\n"
+    "       horovod-info --plan [--size N] [--hosts H | --layout A,B,...]\n"
+    "                    [--config FILE]\n"
     "\n"
     "Shows how this Horovod is built and configured: the plugins on the\n"
     "search path (kind, name, ABI version, version, path, or why one fails\n"
@@ -31,6 +35,11 @@ const char* kUsage =
     "                 /etc/horovod/)\n"
     "  --json         machine-readable output\n"
     "  --defaults     print a documented horovod.toml holding every default\n"
+    "  --plan         which reducer runs each collective, by message size,\n"
+    "                 for a team of --size N ranks (default 2) on --hosts H\n"
+    "                 hosts (default 1; ranks split evenly) or --layout\n"
+    "                 A,B,... (ranks per host), from the reducers\n"
+    "                 reducer.load names, their scores and the rules\n"
     "  --help         this text\n"
     "\n"
     "Exit status: 0; 1 when the configuration is invalid; 2 on a usage\n"
@@ -41,7 +50,24 @@ struct Options {
   bool json = false;
   bool defaults = false;
   bool help = false;
+  bool plan = false;
+  int32_t size = 0;   // 0: from the layout, else 2
+  int32_t hosts = 0;  // 0: one
+  std::string layout;
 };
+
+// A positive count for `flag`; false with the reason in `error`.
+bool parse_count(const std::string& flag, const std::string& text, int32_t* out,
+                 std::string* error) {
+  char* end = nullptr;
+  long n = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n < 1 || n > 1 << 20) {
+    *error = flag + " needs a positive number, not '" + text + "'";
+    return false;
+  }
+  *out = static_cast<int32_t>(n);
+  return true;
+}
 
 // Returns "" or what is wrong with the command line.
 std::string parse(int argc, char** argv, Options* options) {
@@ -53,6 +79,19 @@ std::string parse(int argc, char** argv, Options* options) {
       options->json = true;
     } else if (arg == "--defaults") {
       options->defaults = true;
+    } else if (arg == "--plan") {
+      options->plan = true;
+    } else if (arg == "--size" || arg == "--hosts" || arg == "--layout") {
+      if (i + 1 == argc) return arg + " needs a value";
+      std::string value = argv[++i], error;
+      if (arg == "--layout") {
+        options->layout = value;
+      } else if (!parse_count(
+                     arg, value,
+                     arg == "--size" ? &options->size : &options->hosts,
+                     &error)) {
+        return error;
+      }
     } else if (arg == "--config") {
       if (i + 1 == argc) return "--config needs a file";
       options->config = argv[++i];
@@ -62,6 +101,13 @@ std::string parse(int argc, char** argv, Options* options) {
     } else {
       return "unknown option '" + arg + "'";
     }
+  }
+  if (!options->plan &&
+      (options->size || options->hosts || !options->layout.empty())) {
+    return "--size, --hosts and --layout go with --plan";
+  }
+  if (options->hosts && !options->layout.empty()) {
+    return "--hosts and --layout exclude each other";
   }
   return "";
 }
@@ -88,6 +134,24 @@ int main(int argc, char** argv) {
     hvd::ConfigLoadOptions load;
     load.path = options.config;
     hvd::Config config = hvd::Config::load(load);
+    if (options.plan) {
+      hvd::info::PlanLayout layout;
+      if (!options.layout.empty()) {
+        layout = hvd::info::parse_layout(options.layout);
+        if (options.size && options.size != layout.size()) {
+          throw hvd::Error(HVD_ERR_INVALID_ARGUMENT,
+                           "--size " + std::to_string(options.size) +
+                               " but --layout " + options.layout + " holds " +
+                               std::to_string(layout.size()) + " rank(s)");
+        }
+      } else {
+        layout = hvd::info::even_layout(options.size ? options.size : 2,
+                                        options.hosts ? options.hosts : 1);
+      }
+      hvd::info::print_plan_text(hvd::info::build_plan(config, layout),
+                                 std::cout);
+      return 0;
+    }
     hvd::info::Report report = hvd::info::build_report(config);
     if (options.json)
       hvd::info::print_json(report, std::cout);
@@ -97,6 +161,9 @@ int main(int argc, char** argv) {
   } catch (const hvd::Error& e) {
     if (options.json) hvd::info::print_json_error(e.what(), std::cout);
     std::cerr << "horovod-info: " << e.what() << "\n";
+    if (e.status() == HVD_ERR_INVALID_ARGUMENT && options.plan) {
+      return 2;
+    }
     return e.status() == HVD_ERR_CONFIG ? 1 : 3;
   }
 }

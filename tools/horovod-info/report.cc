@@ -32,6 +32,25 @@ Selection select(const PluginLoader& loader, const Config& config,
   return selection;
 }
 
+// The plugin's own description (HVD_EXT_PLUGIN_INFO), "" when it has none.
+std::string describe(const PluginLoader& loader,
+                     const PluginLoader::Found& found) {
+  try {
+    std::shared_ptr<Plugin> plugin = loader.load(found.kind, found.path);
+    for (const hvd_extension* e = plugin->header().ext; e; e = e->next) {
+      if (e->type != HVD_EXT_PLUGIN_INFO ||
+          e->struct_size < HVD_STRUCT_SIZE(hvd_plugin_info, describe)) {
+        continue;
+      }
+      auto* info = reinterpret_cast<const hvd_plugin_info*>(e);
+      const char* text = info->describe ? info->describe() : nullptr;
+      return text ? text : "";
+    }
+  } catch (const Error&) {
+  }
+  return "";
+}
+
 }  // namespace
 
 int Selection::chosen() const {
@@ -55,6 +74,11 @@ Report build_report(const Config& config) {
       config.get_strings("plugins.search_path")));
   report.search_path = loader.search_path();
   report.plugins = loader.discover();
+  for (const auto& found : report.plugins) {
+    if (!found.error.empty()) continue;
+    std::string text = describe(loader, found);
+    if (!text.empty()) report.details[found.path] = text;
+  }
   for (const char* role :
        {"transport.intra", "transport.inter", "transport.gpu"}) {
     report.selections.push_back(

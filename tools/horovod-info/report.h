@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct Report {
   std::vector<Config::Entry> entries;
   std::vector<std::string> search_path;
   std::vector<PluginLoader::Found> plugins;
+  // Plugin path -> what the plugin says it sees of its library and fabric
+  // (hvd_plugin_info), for those that say.
+  std::map<std::string, std::string> details;
   std::vector<Selection> selections;
 };
 

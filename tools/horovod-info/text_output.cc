@@ -42,6 +42,11 @@ void print_plugins(const Report& report, std::ostream& out) {
         << padded(found.name, name_width + 2) << found.path << "\n"
         << "  " << std::string(11 + name_width + 2, ' ')
         << indented(found_status(found), 2 + 11 + name_width + 2 + 2) << "\n";
+    auto details = report.details.find(found.path);
+    if (details != report.details.end()) {
+      out << "  " << std::string(11 + name_width + 2, ' ')
+          << indented(details->second, 2 + 11 + name_width + 2) << "\n";
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -54,6 +55,33 @@ inline bool parse_size(const std::string& text, uint64_t* out) {
   if (scale == 0 || bytes >= 18446744073709551615.0) return false;
   *out = static_cast<uint64_t>(bytes);
   return true;
+}
+
+// "30s", "500ms", "2m", "1h", or a bare number of seconds -> milliseconds.
+// false on bad text.
+inline bool parse_duration(const std::string& text,
+                           std::chrono::milliseconds* out) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  double number = std::strtod(begin, &end);
+  if (end == begin || !std::isfinite(number) || number < 0) return false;
+  std::string unit(end);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
+  struct Unit {
+    const char* name;
+    double ms;
+  };
+  static const Unit units[] = {{"", 1e3},    {"s", 1e3}, {"ms", 1.0},
+                               {"us", 1e-3}, {"m", 6e4}, {"min", 6e4},
+                               {"h", 3.6e6}};
+  for (const Unit& u : units) {
+    if (unit != u.name) continue;
+    double ms = number * u.ms;
+    if (ms > 1e12) return false;
+    *out = std::chrono::milliseconds(static_cast<int64_t>(std::llround(ms)));
+    return true;
+  }
+  return false;
 }
 
 class ConfigReader {
@@ -117,6 +145,30 @@ class ConfigReader {
                       std::to_string(max));
     }
     return value;
+  }
+
+  // A positive duration: "30s", "500ms", or a number of seconds (an integer,
+  // a float, or text from an environment variable).
+  std::chrono::milliseconds duration(const char* key,
+                                     std::chrono::milliseconds fallback) const {
+    const hvd_config_value* v = find(key);
+    if (v == nullptr) return fallback;
+    std::chrono::milliseconds ms{0};
+    bool ok = false;
+    if (v->type == HVD_VALUE_INT) {
+      ok = v->int_value > 0 && v->int_value < 1000000000;
+      ms = std::chrono::seconds(ok ? v->int_value : 0);
+    } else if (v->type == HVD_VALUE_FLOAT) {
+      ok = parse_duration(std::to_string(v->float_value), &ms);
+    } else if (v->type == HVD_VALUE_STRING && v->string_value != nullptr) {
+      ok = parse_duration(v->string_value, &ms);
+    }
+    if (!ok || ms.count() <= 0) {
+      reject(key,
+             "expected a positive duration such as \"30s\" or a number of "
+             "seconds");
+    }
+    return ms;
   }
 
   // A comma-separated string or an array of strings; empty entries dropped.

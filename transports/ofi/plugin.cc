@@ -2,6 +2,7 @@
 // TransportTable; what is ofi's own (memory registration, the data calls
 // and how its objects reach their transport) is written here.
 #include "common/host_access.h"
+#include "fabric_info.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
 #include "horovod_plugin/transport_table.h"
@@ -90,8 +91,17 @@ hvd_status ofi_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
   });
 }
 
-constexpr hvd_transport_api kApi =
-    Table::api({ofi_mr_reg, ofi_mr_dereg, ofi_isend, ofi_irecv});
+const hvd_plugin_info kInfo = {sizeof(hvd_plugin_info), HVD_EXT_PLUGIN_INFO,
+                               nullptr, hvd_ofi::describe_fabric};
+
+hvd_transport_api make_table() {
+  hvd_transport_api api =
+      Table::api({ofi_mr_reg, ofi_mr_dereg, ofi_isend, ofi_irecv});
+  api.ext = reinterpret_cast<const hvd_extension*>(&kInfo);
+  return api;
+}
+
+const hvd_transport_api kApi = make_table();
 
 }  // namespace
 

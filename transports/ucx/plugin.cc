@@ -3,6 +3,7 @@
 // and how its objects reach their transport) is written here.
 #include "common/host_access.h"
 #include "connection.h"
+#include "fabric_info.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
 #include "horovod_plugin/transport_table.h"
@@ -120,8 +121,17 @@ hvd_status ucx_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
   });
 }
 
-constexpr hvd_transport_api kApi =
-    Table::api({ucx_mr_reg, ucx_mr_dereg, ucx_isend, ucx_irecv});
+const hvd_plugin_info kInfo = {sizeof(hvd_plugin_info), HVD_EXT_PLUGIN_INFO,
+                               nullptr, hvd_ucx::describe_fabric};
+
+hvd_transport_api make_table() {
+  hvd_transport_api api =
+      Table::api({ucx_mr_reg, ucx_mr_dereg, ucx_isend, ucx_irecv});
+  api.ext = reinterpret_cast<const hvd_extension*>(&kInfo);
+  return api;
+}
+
+const hvd_transport_api kApi = make_table();
 
 }  // namespace
 

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define HVD_ABI_VERSION_MAJOR 1
-#define HVD_ABI_VERSION_MINOR 0
+#define HVD_ABI_VERSION_MINOR 1
 
 #if defined(__GNUC__)
 #define HVD_EXPORT __attribute__((visibility("default")))
@@ -84,8 +84,23 @@ typedef struct hvd_extension {
 
 enum {
   HVD_EXT_TRANSPORT_COLLECTIVES = 1, /* hvd_transport_collectives */
+  HVD_EXT_PLUGIN_INFO = 2,           /* hvd_plugin_info (since 1.1) */
   HVD_EXT_VENDOR_BASE = 0x10000
 };
+
+/* Optional on the ext chain of any plugin table (since 1.1): what the
+ * plugin sees of its library and fabric, for horovod-info ("Open MPI
+ * v4.1.4", "UCX 1.13.1; transports: tcp, sm, self", "no CUDA device").
+ * describe() needs no instance and must not call into the core; any thread
+ * may call it, any number of times, before or without init. It returns a
+ * short UTF-8 text of one or a few lines without a trailing newline, never
+ * NULL, in storage the plugin keeps until it is unloaded. */
+typedef struct hvd_plugin_info {
+  size_t struct_size;
+  int32_t type; /* HVD_EXT_PLUGIN_INFO */
+  const struct hvd_extension* next;
+  const char* (*describe)(void);
+} hvd_plugin_info;
 
 /* ---- plugin identity --------------------------------------------------- */
 

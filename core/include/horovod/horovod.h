@@ -130,11 +130,33 @@ HVD_EXPORT hvd_status hvd_handle_received_splits(hvd_handle* handle,
                                                  int32_t* count);
 HVD_EXPORT void hvd_release(hvd_handle* handle);
 
-/* Dynamic process sets (when [runtime] dynamic_process_sets is on).
- * Collective over the world. */
+/* Dynamic process sets (when [runtime] dynamic_process_sets is on;
+ * otherwise HVD_ERR_UNSUPPORTED). Collective over the world: every rank
+ * calls them in the same order with the same arguments (ranks that
+ * disagree fail with HVD_ERR_MISMATCH). A new set gets the next unused id
+ * (ids are never reused) and negotiates, fuses and orders its ops on its
+ * own. Removing a set (not 0) fails its ops still in negotiation with
+ * HVD_ERR_ABORTED; ops already negotiated complete. Not from a done
+ * callback. */
 HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
                                           int32_t* id);
 HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id);
+
+/* Timeline: a Chrome trace (chrome://tracing, Perfetto) of every tensor's
+ * negotiation, queue wait, fusion-buffer copies and reducer steps, one row
+ * per tensor. Rank 0 writes it, as Horovod's does; other ranks accept the
+ * calls and write nothing. hvd_start_timeline replaces a trace in progress;
+ * it fails for an empty path or a file that cannot be opened (the message
+ * names it). mark_cycles != 0 marks every negotiation cycle. Works whether
+ * [timeline] path is set, "DYNAMIC" or empty. hvd_stop_timeline writes out
+ * and closes the file (nothing when no trace runs); hvd_shutdown does too.
+ */
+HVD_EXPORT hvd_status hvd_start_timeline(const char* path, int32_t mark_cycles);
+HVD_EXPORT hvd_status hvd_stop_timeline(void);
+
+/* 1 when every host runs the same number of ranks, 0 when not, -1 when not
+ * initialised. */
+HVD_EXPORT int32_t hvd_is_homogeneous(void);
 
 #ifdef __cplusplus
 }

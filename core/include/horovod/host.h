@@ -101,6 +101,12 @@ typedef struct hvd_device_api {
   /* buf[i] *= factor, computed in at least float precision. */
   hvd_status (*scale)(void* ctx, hvd_device device, hvd_dtype dtype, void* buf,
                       size_t count, double factor, hvd_stream stream);
+
+  /* Since 1.1 (check HVD_HAS_FIELD). The device's own handle behind
+   * `stream`: the cudaStream_t of a CUDA stream, so a plugin that drives a
+   * vendor library (NCCL) orders its work on the stream it was given. NULL
+   * for a NULL stream and for host streams. */
+  void* (*stream_native)(void* ctx, hvd_stream stream);
 } hvd_device_api;
 
 /* ---- the host table ---------------------------------------------------- */
@@ -145,8 +151,11 @@ typedef struct hvd_host {
 
   const hvd_device_api* device;
 
-  /* Timeline: a span on the row of `row` (a tensor or response name). Cheap
-   * when the timeline is off. */
+  /* Timeline: a span on the row of `row` (a tensor or response name); NULL
+   * or "" from a reducer's post or progress puts it on the rows of the
+   * tensors that task is running (e.g. "REDUCE_SCATTER", "ALLGATHER" for
+   * the steps of an allreduce). Spans nest: end closes the innermost one.
+   * Cheap when the timeline is off. */
   void (*timeline_begin)(void* ctx, const char* row, const char* phase);
   void (*timeline_end)(void* ctx, const char* row, const char* phase);
 } hvd_host;

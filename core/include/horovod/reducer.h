@@ -30,6 +30,7 @@ typedef struct hvd_reducer_s hvd_reducer;
 typedef struct hvd_task_s hvd_task;
 typedef struct hvd_p2p_s hvd_p2p;
 typedef struct hvd_p2p_request_s hvd_p2p_request;
+struct hvd_coll_args;
 
 /* ---- the core's point-to-point layer, as a reducer sees it ------------- */
 
@@ -60,7 +61,15 @@ typedef struct hvd_p2p_api {
                         hvd_p2p** out);
 
   /* The native collectives of the transport serving this team, and its
-   * communicator, when it has them; NULL otherwise. */
+   * communicator, when it has them; NULL otherwise. "Serving" means one
+   * transport reaches every other member (a team whose members the core
+   * reaches over different transports, e.g. shm inside the host and tcp
+   * across, has none). The core creates the communicator through
+   * comm_create on the first call for a team (members and order), keeps it
+   * until it shuts down, and calls comm_abort when the job fails; every
+   * member must make the call for the same teams in the same order, as for
+   * subteam(). Requests the extension returns complete through
+   * native_test() below. */
   const hvd_transport_collectives* (*native)(hvd_p2p* p, hvd_coll_comm** comm);
 
   /* Optional. A pointer to the peer's copy of the task's buffer `which`
@@ -68,6 +77,31 @@ typedef struct hvd_p2p_api {
    * so a reducer may reduce straight out of it; NULL otherwise. Valid until
    * the task is freed; synchronisation is the reducer's (use messages). */
   const void* (*peer_buffer)(hvd_p2p* p, int32_t peer, int32_t which);
+
+  /* Since 1.1 (check HVD_HAS_FIELD(api, hvd_p2p_api, collective); NULL: not
+   * offered). Posts a nested collective on the team of `p` (the task's own
+   * context or one from subteam()), run by the reducer named `reducer`
+   * (NULL or "": the planner's choice for that team, collective and size;
+   * [reducer] load must name it). It completes through test() like a
+   * message; the request's hvd_completion carries the nested task's status
+   * and peer at fault, with bytes = 0. The nested task's messages and
+   * sub-teams get tags of their own, so they never cross the caller's.
+   * `args` and the buffers it names stay the caller's and must stay valid
+   * until test() says done; every member of the team must post the same
+   * nested collectives in the same order. HVD_ERR_UNSUPPORTED when the
+   * reducer is not loaded, declines the collective, or none is offered. */
+  hvd_status (*collective)(hvd_p2p* p, const char* reducer,
+                           const struct hvd_coll_args* args,
+                           hvd_p2p_request** req);
+
+  /* Since 1.1 (check HVD_HAS_FIELD(api, hvd_p2p_api, native_test); NULL:
+   * not offered). Tests a request returned by a native collective of
+   * native(p, ...), through the test() of the transport that owns it
+   * (driving its progress() first when it needs that): *done = 1 once
+   * finished; then `out` holds the completion (status, peer at fault) and
+   * the request is freed. */
+  hvd_status (*native_test)(hvd_p2p* p, hvd_request* req, int32_t* done,
+                            hvd_completion* out);
 } hvd_p2p_api;
 
 /* ---- one collective ---------------------------------------------------- */

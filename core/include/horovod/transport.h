@@ -154,7 +154,21 @@ typedef struct hvd_transport_api {
                      uint64_t src_offset, size_t bytes, hvd_request** req);
 } hvd_transport_api;
 
-/* ---- native collectives (extension HVD_EXT_TRANSPORT_COLLECTIVES) ------ */
+/* ---- native collectives (extension HVD_EXT_TRANSPORT_COLLECTIVES) ------
+ *
+ * How the core uses them (docs/abi.md, "Native collectives"): a reducer asks
+ * hvd_p2p_api.native() for the transport serving its team; the core calls
+ * comm_create once per team (same members, same order on every member; the
+ * first call may come long after init), keeps the communicator until it
+ * shuts down (comm_destroy before finalize) and calls comm_abort from any
+ * thread when the job fails. The reducer checks supports() before posting,
+ * passes SUM for AVERAGE and applies prescale / postscale itself, and
+ * drives each request through hvd_p2p_api.native_test(), which lands in
+ * this transport's test(). A collective that cannot finish (a dead or stuck
+ * member) must complete with an error within the transport's own bound,
+ * never hang; `peer` names the member at fault when it is known.
+ * reducescatter: `send` holds the sum of recv_counts elements, the blocks
+ * of the ranks in team order; `recv` holds recv_counts[rank]. */
 
 typedef struct hvd_coll_comm_s hvd_coll_comm;
 

@@ -68,8 +68,9 @@ const std::vector<KeySpec>& schema() {
 
       {"timeline.path", T::String, R"("")", "HOROVOD_TIMELINE", E::Native,
        kPerRank, kCore, "",
-       "Chrome-trace file of every tensor's phases (chrome://tracing); "
-       "\"\": no timeline."},
+       "Chrome-trace file of every tensor's phases (chrome://tracing, "
+       "Perfetto), written by rank 0; \"\": no timeline; \"DYNAMIC\": none "
+       "until hvd_start_timeline."},
       {"timeline.mark_cycles", T::Bool, "false", "HOROVOD_TIMELINE_MARK_CYCLES",
        E::Native, kPerRank, kCore, "",
        "Mark the start of every background cycle in the timeline."},

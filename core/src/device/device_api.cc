@@ -405,6 +405,15 @@ hvd_status launch_host_func(hvd_stream stream, void (*fn)(void*), void* arg) {
   });
 }
 
+namespace {
+
+void* stream_native(void*, hvd_stream stream) {
+  if (stream == nullptr || stream->device.kind != HVD_MEM_CUDA) return nullptr;
+  return stream->cuda;
+}
+
+}  // namespace
+
 const hvd_device_api* device_api() {
   static const hvd_device_api table = [] {
     hvd_device_api t{};
@@ -425,6 +434,7 @@ const hvd_device_api* device_api() {
     t.memcpy_async = memcpy_async;
     t.reduce = reduce;
     t.scale = scale;
+    t.stream_native = stream_native;
     return t;
   }();
   return &table;

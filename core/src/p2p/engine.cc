@@ -1,6 +1,7 @@
 #include "p2p/engine.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -26,6 +27,9 @@ struct hvd_p2p_request_s {
   size_t chunk_bytes[kMaxWindow] = {};
   hvd_status status = HVD_OK;
   int32_t peer = -1;
+  // A nested collective instead of a message (task set).
+  hvd::p2p::NestedTask nested;
+  const hvd_p2p_s* nested_root = nullptr;
   hvd_p2p_request_s* next_free = nullptr;
 };
 
@@ -56,16 +60,33 @@ hvd_status api_subteam(hvd_p2p* p, const int32_t* members, int32_t count,
   return engine_of(p)->subteam(p, members, count, out);
 }
 
-const hvd_transport_collectives* api_native(hvd_p2p*, hvd_coll_comm** comm) {
-  // Neither built-in transport has native collectives; a transport that has
-  // them gets its communicator created here once the planner uses them.
-  if (comm) *comm = nullptr;
-  return nullptr;
+hvd_status api_collective(hvd_p2p* p, const char* reducer,
+                          const hvd_coll_args* args, hvd_p2p_request** req) {
+  return engine_of(p)->collective(p, reducer, args, req);
 }
 
+const hvd_transport_collectives* api_native(hvd_p2p* p, hvd_coll_comm** comm) {
+  return engine_of(p)->native(p, comm);
+}
+
+hvd_status api_native_test(hvd_p2p* p, hvd_request* req, int32_t* done,
+                           hvd_completion* out) {
+  return engine_of(p)->native_test(p, req, done, out);
+}
+
+// Every field named; NULL: not offered by this core.
 const hvd_p2p_api kApi = {
-    sizeof(hvd_p2p_api), nullptr,    api_team, api_isend, api_irecv, api_test,
-    api_subteam,         api_native, nullptr,
+    .struct_size = sizeof(hvd_p2p_api),
+    .ext = nullptr,
+    .team = api_team,
+    .isend = api_isend,
+    .irecv = api_irecv,
+    .test = api_test,
+    .subteam = api_subteam,
+    .native = api_native,
+    .peer_buffer = nullptr,
+    .collective = api_collective,
+    .native_test = api_native_test,
 };
 
 }  // namespace
@@ -79,6 +100,8 @@ Engine::Engine(int32_t world_rank, int32_t world_size, uint64_t epoch)
       last_activity_(std::chrono::steady_clock::now()) {}
 
 Engine::~Engine() {
+  drop_nested(nullptr);
+  native_comms_.clear();
   for (Link& link : links_) {
     if (link.conn) link.transport->api().conn_close(link.conn);
   }
@@ -149,6 +172,7 @@ void Engine::set_failure_reporter(
 
 void Engine::reset_context(hvd_p2p_s* context, const Team* team,
                            uint32_t process_set, uint64_t sequence) {
+  if (!nested_live_.empty()) drop_nested(context);
   context->engine = this;
   context->team = team;
   context->root = context;
@@ -241,6 +265,7 @@ void Engine::post_chunks(hvd_p2p_request_s* req) {
 hvd_status Engine::test(hvd_p2p_request_s* req, int32_t* done,
                         hvd_completion* out) {
   *done = 0;
+  if (req->nested.task) return test_nested(req, done, out);
   if (req->status == HVD_OK) post_chunks(req);
   Link& link = *req->link;
   const hvd_transport_api& api = link.transport->api();
@@ -347,6 +372,129 @@ hvd_status Engine::subteam(hvd_p2p_s* p, const int32_t* members, int32_t count,
   return HVD_OK;
 }
 
+hvd_status Engine::collective(hvd_p2p_s* p, const char* reducer,
+                              const hvd_coll_args* args,
+                              hvd_p2p_request_s** out) {
+  if (!out || !args) {
+    last_error_ = "nested collective: args or req is NULL";
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
+  if (!nested_) {
+    last_error_ = "nested collectives are not offered here";
+    return HVD_ERR_UNSUPPORTED;
+  }
+  // The nested task's own context: the same members as a fresh sub-team,
+  // so its steps and sub-teams get tags apart from the caller's.
+  std::vector<int32_t> same(static_cast<size_t>(p->team->size()));
+  for (int32_t i = 0; i < p->team->size(); ++i) same[i] = i;
+  hvd_p2p_s* context = nullptr;
+  hvd_status s = subteam(p, same.data(), p->team->size(), &context);
+  if (s != HVD_OK) return s;
+  NestedTask task;
+  std::string error;
+  s = nested_->post(context, reducer ? reducer : "", *args, &task, &error);
+  if (s != HVD_OK) {
+    last_error_ = "nested collective on " + std::to_string(p->team->size()) +
+                  " rank(s): " + error;
+    return s;
+  }
+  hvd_p2p_request_s* req = take_request();
+  req->nested = task;
+  req->nested_root = p->root;
+  nested_live_.push_back(req);
+  note_activity();
+  *out = req;
+  return HVD_OK;
+}
+
+hvd_status Engine::test_nested(hvd_p2p_request_s* req, int32_t* done,
+                               hvd_completion* out) {
+  hvd_completion c{};
+  c.struct_size = sizeof(c);
+  c.peer = -1;
+  hvd_status s = req->nested.api->progress(req->nested.task, &c);
+  if (s == HVD_AGAIN) return HVD_OK;
+  req->nested.api->task_free(req->nested.task);
+  req->nested = NestedTask{};
+  nested_live_.erase(std::find(nested_live_.begin(), nested_live_.end(), req));
+  if (out) {
+    out->struct_size = sizeof(hvd_completion);
+    out->status = s;
+    out->peer = s == HVD_OK ? -1 : c.peer;
+    out->bytes = 0;
+  }
+  note_activity();
+  *done = 1;
+  give_back(req);
+  return HVD_OK;
+}
+
+void Engine::drop_nested(const hvd_p2p_s* root) {
+  for (size_t i = 0; i < nested_live_.size();) {
+    hvd_p2p_request_s* req = nested_live_[i];
+    if (root && req->nested_root != root) {
+      ++i;
+      continue;
+    }
+    req->nested.api->abort_task(req->nested.task, HVD_ERR_SHUT_DOWN, -1);
+    req->nested.api->task_free(req->nested.task);
+    req->nested = NestedTask{};
+    nested_live_.erase(nested_live_.begin() + static_cast<ptrdiff_t>(i));
+    give_back(req);
+  }
+}
+
+const hvd_transport_collectives* Engine::native(hvd_p2p_s* p,
+                                                hvd_coll_comm** comm) {
+  hvd_coll_comm* dummy = nullptr;
+  if (!comm) comm = &dummy;
+  *comm = nullptr;
+  // One transport must reach every other member.
+  Transport* serving = nullptr;
+  for (int32_t i = 0; i < p->team->size(); ++i) {
+    if (i == p->team->rank()) continue;
+    const Link& link = links_[p->team->world_rank(i)];
+    if (!link.conn || (serving && link.transport != serving)) return nullptr;
+    serving = link.transport;
+  }
+  if (!serving) return nullptr;
+  const hvd_transport_collectives* ext =
+      native_comms_.get(*p->team, serving, comm);
+  if (ext) p->native_transport = serving;
+  return ext;
+}
+
+hvd_status Engine::native_test(hvd_p2p_s* p, hvd_request* req, int32_t* done,
+                               hvd_completion* out) {
+  Transport* t = p->native_transport;
+  if (!t || !req || !done) {
+    last_error_ = "native_test: no native collective was started here";
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
+  if (t->needs_progress() && t->api().progress) {
+    t->api().progress(t->instance());
+  }
+  hvd_completion c{};
+  c.struct_size = sizeof(c);
+  c.peer = -1;
+  hvd_status s = t->api().test(req, done, &c);
+  if (s == HVD_AGAIN) s = HVD_OK;
+  if (s != HVD_OK) {
+    last_error_ = t->error("native collective");
+    return s;
+  }
+  if (*done) {
+    note_activity();
+    if (c.status != HVD_OK) {
+      last_error_ = t->error(std::string("native collective on ") +
+                             std::to_string(p->team->size()) +
+                             " rank(s) failed (" + status_name(c.status) + ")");
+    }
+    if (out) *out = c;
+  }
+  return HVD_OK;
+}
+
 void Engine::progress() {
   for (const auto& t : transports_) {
     if (t->needs_progress() && t->api().progress) {
@@ -361,7 +509,13 @@ void Engine::note_activity() {
 
 void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
   auto now = std::chrono::steady_clock::now();
-  if (now - last_activity_ < spin_) return;  // still spinning
+  if (now - last_activity_ < spin_) {  // still spinning
+    // Past a short pure spin, an oversubscribed host's core is given away
+    // between polls: the peer being waited for may need it.
+    constexpr auto kPureSpin = std::chrono::microseconds(2);
+    if (oversubscribed_ && now - last_activity_ > kPureSpin) sched_yield();
+    return;
+  }
   constexpr auto kNap = std::chrono::microseconds(100);
   pollfd fds[8];
   nfds_t n = 0;
@@ -385,6 +539,7 @@ void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
 
 void Engine::abort(hvd_status reason, int32_t peer) {
   aborted_ = true;
+  native_comms_.abort(reason, peer);
   for (const auto& t : transports_) {
     if (t->api().abort) t->api().abort(t->instance(), reason, peer);
   }

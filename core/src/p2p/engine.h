@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "horovod/reducer.h"
+#include "p2p/native.h"
+#include "p2p/nested.h"
 #include "p2p/registration_cache.h"
 #include "p2p/tags.h"
 #include "p2p/team.h"
@@ -41,6 +43,8 @@ struct hvd_p2p_s {
   const hvd::p2p::Team* team = nullptr;
   hvd::p2p::TagFields tag;
   hvd_p2p_s* root = this;
+  // The transport whose native collectives native() handed out last.
+  hvd::p2p::Transport* native_transport = nullptr;
   // Root only:
   std::vector<std::unique_ptr<hvd::p2p::Team>> sub_teams;
   std::vector<std::unique_ptr<hvd_p2p_s>> sub_contexts;
@@ -80,12 +84,20 @@ class Engine {
     return transports_;
   }
   bool connected(int32_t peer) const;
+  // The transport serving `peer` (null when not connected).
+  const Transport* transport_of(int32_t peer) const {
+    return connected(peer) ? links_[peer].transport : nullptr;
+  }
   // Whether any transport needs registered memory (then user buffers go
   // through the registered fusion buffers).
   bool needs_registration() const;
   // Registers a long-lived buffer with every transport that needs it.
   void register_permanent(const void* buf, size_t bytes);
   void forget_registration(const void* buf, size_t bytes);
+
+  // Who runs nested collectives (hvd_p2p_api.collective); without one the
+  // call answers HVD_ERR_UNSUPPORTED. Not owned; must outlive the tasks.
+  void set_nested(NestedCollectives* nested) { nested_ = nested; }
 
   // Called once per failing peer, with a reason naming transport and peer.
   void set_failure_reporter(
@@ -104,6 +116,13 @@ class Engine {
   hvd_status test(hvd_p2p_request_s* req, int32_t* done, hvd_completion* out);
   hvd_status subteam(hvd_p2p_s* p, const int32_t* members, int32_t count,
                      hvd_p2p_s** out);
+  // Native collectives of the transport that reaches every other member of
+  // the team (see native.h), and the test of their requests.
+  const hvd_transport_collectives* native(hvd_p2p_s* p, hvd_coll_comm** comm);
+  hvd_status native_test(hvd_p2p_s* p, hvd_request* req, int32_t* done,
+                         hvd_completion* out);
+  hvd_status collective(hvd_p2p_s* p, const char* reducer,
+                        const hvd_coll_args* args, hvd_p2p_request_s** out);
 
   // Drives manual-progress transports.
   void progress();
@@ -113,6 +132,9 @@ class Engine {
   // (armed first) and `extra_fd` for at most `max_sleep`. A transport without
   // a wait fd limits the sleep to a short nap.
   void set_spin_time(std::chrono::nanoseconds spin) { spin_ = spin; }
+  // More ranks on this host than cores for this process: a waiting rank
+  // then yields its core between polls, as the peer it waits for may need it.
+  void set_oversubscribed(bool on) { oversubscribed_ = on; }
   void note_activity();
   void wait(std::chrono::nanoseconds max_sleep, int extra_fd);
 
@@ -130,6 +152,11 @@ class Engine {
             const std::string& message);
   hvd_p2p_request_s* take_request();
   void give_back(hvd_p2p_request_s* req);
+  hvd_status test_nested(hvd_p2p_request_s* req, int32_t* done,
+                         hvd_completion* out);
+  // Aborts and frees the nested tasks still running under `root` (all of
+  // them when null): their parent went away without waiting for them.
+  void drop_nested(const hvd_p2p_s* root);
 
   int32_t world_rank_, world_size_;
   uint64_t epoch_;
@@ -139,11 +166,15 @@ class Engine {
   std::vector<Link> links_;                                 // per world rank
   std::vector<std::unique_ptr<hvd_p2p_request_s>> requests_;
   hvd_p2p_request_s* free_ = nullptr;
+  NestedCollectives* nested_ = nullptr;
+  std::vector<hvd_p2p_request_s*> nested_live_;
+  NativeComms native_comms_;
   std::function<void(int32_t, const std::string&)> reporter_;
   std::vector<bool> reported_;
   std::atomic<bool> aborted_{false};
   std::string last_error_;
   std::chrono::nanoseconds spin_{std::chrono::microseconds(50)};
+  bool oversubscribed_ = false;
   std::chrono::steady_clock::time_point last_activity_;
 };
 

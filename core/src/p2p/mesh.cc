@@ -1,5 +1,6 @@
 #include "p2p/mesh.h"
 
+#include <sched.h>
 #include <time.h>
 
 #include <cstring>
@@ -98,6 +99,12 @@ void build_mesh(Engine& engine, const PluginLoader& loader,
   auto scope_of = [&](int32_t peer) {
     return host_of[peer] == host_of[me] ? 0 : 1;
   };
+  int32_t local_ranks = 0;
+  for (int h : host_of) local_ranks += h == host_of[me];
+  cpu_set_t cpus;
+  const int cores =
+      sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  engine.set_oversubscribed(local_ranks > cores);
 
   bool needed[kScopes] = {false, false};
   for (int32_t r = 0; r < size; ++r) {
@@ -241,7 +248,18 @@ void build_mesh(Engine& engine, const PluginLoader& loader,
     }
     if (!moved) nap();
   }
-  HVD_LOG(DEBUG) << "p2p: connected to " << size - 1 << " peer(s)";
+  std::string routes;
+  for (const auto& t : engine.transports()) {
+    std::vector<int32_t> served;
+    for (int32_t r = 0; r < size; ++r) {
+      if (engine.transport_of(r) == t.get()) served.push_back(r);
+    }
+    if (served.empty()) continue;
+    routes += (routes.empty() ? "" : "; ") + t->name() + " (" + t->scope() +
+              ") to rank(s) " + rank_list(served);
+  }
+  HVD_LOG(DEBUG) << "p2p: connected to " << size - 1 << " peer(s)"
+                 << (routes.empty() ? "" : ": " + routes);
 }
 
 }  // namespace hvd::p2p

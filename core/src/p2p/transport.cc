@@ -36,6 +36,19 @@ Transport::Transport(std::string scope, std::string describe,
                                       " bytes exceeds " +
                                       std::to_string(HVD_TRANSPORT_HANDLE_MAX));
   }
+  for (const hvd_extension* e = api_->ext; e != nullptr; e = e->next) {
+    if (e->type != HVD_EXT_TRANSPORT_COLLECTIVES) continue;
+    auto* c = reinterpret_cast<const hvd_transport_collectives*>(e);
+    if (c->struct_size >= HVD_STRUCT_SIZE(hvd_transport_collectives,
+                                          comm_abort) &&
+        c->comm_create && c->comm_destroy && c->supports) {
+      collectives_ = c;
+    } else {
+      HVD_LOG(WARNING) << describe_
+                       << ": ignoring an incomplete collectives extension";
+    }
+    break;
+  }
 }
 
 Transport::~Transport() {

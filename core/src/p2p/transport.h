@@ -42,6 +42,8 @@ class Transport {
   bool needs_progress() const {
     return props_.flags & HVD_TRANSPORT_NEEDS_PROGRESS;
   }
+  // Its collectives extension, when it offers a usable one; else null.
+  const hvd_transport_collectives* collectives() const { return collectives_; }
 
   // "<describe>: <what>: <last_error>" (the last part only when the plugin
   // left a message).
@@ -52,6 +54,7 @@ class Transport {
   const hvd_transport_api* api_;
   hvd_transport* instance_;
   hvd_transport_properties props_{};
+  const hvd_transport_collectives* collectives_ = nullptr;
   std::shared_ptr<void> owner_;
 };
 

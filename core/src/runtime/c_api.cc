@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "common/error.h"
 #include "horovod/horovod.h"
@@ -125,6 +126,9 @@ HVD_EXPORT int32_t hvd_cross_rank(void) {
 HVD_EXPORT int32_t hvd_cross_size(void) {
   return query([](Runtime& r) { return r.cross_size(); });
 }
+HVD_EXPORT int32_t hvd_is_homogeneous(void) {
+  return query([](Runtime& r) { return r.is_homogeneous() ? 1 : 0; });
+}
 
 HVD_EXPORT const char* hvd_last_error(void) { return hvd::last_error(); }
 
@@ -226,19 +230,50 @@ HVD_EXPORT void hvd_release(hvd_handle* handle) {
   unref_handle(handle);
 }
 
-HVD_EXPORT hvd_status hvd_add_process_set(const int32_t*, int32_t, int32_t*) {
-  return guard([&]() -> hvd_status {
-    throw Error(HVD_ERR_UNSUPPORTED,
-                "hvd_add_process_set: dynamic process sets are not supported "
-                "yet; pass static sets in hvd_init_options");
+HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
+                                          int32_t* id) {
+  return guard([&] {
+    if ((!ranks && count > 0) || count < 0 || !id) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_add_process_set: null ranks or id, or a negative count");
+    }
+    std::shared_ptr<Runtime> rt = require();
+    if (rt->on_background_thread()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_add_process_set called from a completion callback");
+    }
+    *id = rt->add_process_set(std::vector<int32_t>(ranks, ranks + count));
+    return HVD_OK;
   });
 }
 
-HVD_EXPORT hvd_status hvd_remove_process_set(int32_t) {
-  return guard([&]() -> hvd_status {
-    throw Error(HVD_ERR_UNSUPPORTED,
-                "hvd_remove_process_set: dynamic process sets are not "
-                "supported yet");
+HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id) {
+  return guard([&] {
+    std::shared_ptr<Runtime> rt = require();
+    if (rt->on_background_thread()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_remove_process_set called from a completion callback");
+    }
+    rt->remove_process_set(id);
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT hvd_status hvd_start_timeline(const char* path,
+                                         int32_t mark_cycles) {
+  return guard([&] {
+    if (!path) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_start_timeline: null path");
+    }
+    require()->start_timeline(path, mark_cycles != 0);
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT hvd_status hvd_stop_timeline(void) {
+  return guard([&] {
+    require()->stop_timeline();
+    return HVD_OK;
   });
 }
 

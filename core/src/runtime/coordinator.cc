@@ -77,6 +77,46 @@ Response Coordinator::error(const std::string& name, const Pending& p,
   return r;
 }
 
+Response Coordinator::build_set_change(const std::string& name,
+                                       const Pending& p) const {
+  const char* call = nullptr;
+  const Request* first = nullptr;
+  for (int32_t r = 0; r < size_; ++r) {
+    if (!p.present[r]) {
+      return error(name, p, HVD_ERR_INVALID_ARGUMENT,
+                   "process set change '" + name + "': rank " +
+                       std::to_string(r) +
+                       " has joined; every rank must take part");
+    }
+    const Request& q = p.by_rank[r];
+    call = q.set_change == SetChange::kAdd ? "hvd_add_process_set"
+                                           : "hvd_remove_process_set";
+    if (!first) {
+      first = &q;
+    } else if (q.set_change != first->set_change ||
+               q.shapes != first->shapes) {
+      auto text = [](const Request& x) {
+        std::string t = x.set_change == SetChange::kAdd ? "add [" : "remove [";
+        for (size_t i = 0; !x.shapes.empty() && i < x.shapes[0].size(); ++i) {
+          t += (i ? ", " : "") + std::to_string(x.shapes[0][i]);
+        }
+        return t + "]";
+      };
+      return error(name, p, HVD_ERR_MISMATCH,
+                   std::string(call) + ": ranks disagree: " + text(*first) +
+                       " on rank 0, " + text(q) + " on rank " +
+                       std::to_string(r));
+    }
+  }
+  Response r;
+  r.kind = ResponseKind::kBarrier;
+  r.process_set = process_set_;
+  r.collective = HVD_COLL_BARRIER;
+  r.set_change = first->set_change;
+  r.entries.push_back(Entry{name, first->shapes, {}});
+  return r;
+}
+
 Response Coordinator::build(const std::string& name, Pending& p) const {
   std::vector<const Request*> by_rank(size_, nullptr);
   const Request* first = nullptr;
@@ -97,6 +137,7 @@ Response Coordinator::build(const std::string& name, Pending& p) const {
                        " could not take part: " + p.by_rank[r].failure);
     }
   }
+  if (first->set_change != SetChange::kNone) return build_set_change(name, p);
   std::string disagreement = find_disagreement(by_rank);
   if (!disagreement.empty()) {
     return error(name, p, HVD_ERR_MISMATCH, disagreement);

@@ -35,6 +35,7 @@ class Coordinator {
 
   size_t pending() const { return table_.size(); }
   int32_t joined() const { return join_count_; }
+  bool has_joined(int32_t rank) const { return joined_[rank]; }
 
  private:
   struct Pending {
@@ -43,6 +44,8 @@ class Coordinator {
     int32_t count = 0;
   };
   Response build(const std::string& name, Pending& pending) const;
+  Response build_set_change(const std::string& name,
+                            const Pending& pending) const;
   Response error(const std::string& name, const Pending& pending,
                  hvd_status status, const std::string& message) const;
 

@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
@@ -9,6 +10,7 @@
 #include "device/device.h"
 #include "runtime/agreement.h"
 #include "runtime/fusion.h"
+#include "timeline/phases.h"
 
 namespace hvd::runtime {
 namespace {
@@ -36,11 +38,16 @@ void prefix(const std::vector<size_t>& counts, std::vector<size_t>& displs) {
 }  // namespace
 
 Executor::Executor(p2p::Engine& engine, ReducerSet& reducers, Complete complete)
-    : engine_(engine), reducers_(reducers), complete_(std::move(complete)) {
+    : engine_(engine),
+      reducers_(reducers),
+      nested_(reducers),
+      complete_(std::move(complete)) {
   for (Slot& slot : slots_) slot.buffer.set_engine(&engine_);
+  engine_.set_nested(&nested_);
 }
 
 Executor::~Executor() {
+  engine_.set_nested(nullptr);
   for (Slot& slot : slots_) {
     if (slot.task) {
       slot.reducer->api().abort_task(slot.task, HVD_ERR_SHUT_DOWN, -1);
@@ -222,6 +229,27 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
     uint64_t bytes = response_bytes(r, set->size());
     reducers_.candidates(r.collective, set->planning_team->view(), r.mem_kind,
                          bytes, r.reducer, slot.candidates);
+  }
+  slot.rows.clear();
+  if (traced()) {
+    for (size_t e = 0; e < r.entries.size(); ++e) {
+      if (slot.ops[e]) {
+        slot.rows.push_back(timeline_->intern(r.entries[e].name));
+      }
+    }
+    mark(slot, nullptr);  // QUEUE
+    if (!slot.direct && !slot.copy_in.empty()) mark(slot, timeline::kMemcpyIn);
+  }
+}
+
+void Executor::mark(Slot& slot, const char* name) {
+  if (!traced()) return;
+  for (const std::string* row : slot.rows) {
+    if (name) {
+      timeline_->begin(row, name);
+    } else {
+      timeline_->end(row);
+    }
   }
 }
 
@@ -558,11 +586,19 @@ void Executor::post(Slot& slot) {
   for (size_t index : slot.candidates) {
     const Reducer& reducer = reducers_.at(index);
     hvd_task* task = nullptr;
+    if (traced()) timeline_->set_task_rows(&slot.rows);
     hvd_status s = reducer.api().post(reducer.instance(), &slot.args,
                                       p2p::Engine::api(), &slot.p2p, &task);
+    if (traced()) timeline_->set_task_rows(nullptr);
     if (s == HVD_OK) {
       slot.reducer = &reducer;
       slot.task = task;
+      if (traced() && !slot.rows.empty()) {
+        std::string phase =
+            reducer.name() + "_" + timeline::op_phase(slot.response.collective);
+        for (char& c : phase) c = static_cast<char>(toupper(c));
+        mark(slot, timeline_->intern(phase)->c_str());
+      }
       HVD_LOG(DEBUG) << describe(slot) << ": " << slot.response.entries.size()
                      << " op(s), "
                      << response_bytes(slot.response, slot.set->size())
@@ -601,6 +637,7 @@ bool Executor::advance(Slot& slot) {
     if (!copy(slot, slot.copy_in)) return true;
     slot.job = 0;
     slot.job_offset = 0;
+    if (!slot.direct && !slot.copy_in.empty()) mark(slot, nullptr);
     if (slot.move_data) post(slot);
     slot.stage = slot.task ? Stage::kRun : Stage::kCopyOut;
     moved = true;
@@ -609,8 +646,11 @@ bool Executor::advance(Slot& slot) {
     hvd_completion c{};
     c.struct_size = sizeof(c);
     c.peer = -1;
+    if (traced()) timeline_->set_task_rows(&slot.rows);
     hvd_status s = slot.reducer->api().progress(slot.task, &c);
+    if (traced()) timeline_->set_task_rows(nullptr);
     if (s == HVD_AGAIN) return moved;
+    mark(slot, nullptr);  // the reducer's span
     const Reducer* reducer = slot.reducer;
     reducer->api().task_free(slot.task);
     slot.task = nullptr;
@@ -626,6 +666,10 @@ bool Executor::advance(Slot& slot) {
     moved = true;
   }
   if (slot.stage == Stage::kCopyOut) {
+    if (slot.job == 0 && slot.job_offset == 0 && !slot.direct &&
+        !slot.copy_out.empty()) {
+      mark(slot, timeline::kMemcpyOut);
+    }
     if (!copy(slot, slot.copy_out)) return true;
     finish(slot);
     moved = true;
@@ -634,6 +678,8 @@ bool Executor::advance(Slot& slot) {
 }
 
 void Executor::finish(Slot& slot) {
+  if (!slot.direct && !slot.copy_out.empty()) mark(slot, nullptr);
+  mark(slot, nullptr);  // the op's span
   for (size_t e = 0; e < slot.ops.size(); ++e) {
     PendingOp* op = slot.ops[e];
     if (!op) continue;

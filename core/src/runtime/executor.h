@@ -22,8 +22,10 @@
 #include "p2p/engine.h"
 #include "runtime/fusion_buffer.h"
 #include "runtime/messages.h"
+#include "runtime/nested.h"
 #include "runtime/process_set.h"
 #include "runtime/reducers.h"
+#include "timeline/timeline.h"
 
 namespace hvd::runtime {
 
@@ -41,6 +43,8 @@ class Executor {
   bool progress();
   // Aborts the tasks in flight and fails every op the executor holds.
   void fail_all(hvd_status status, const std::string& message);
+  // Marks the data path's phases on `timeline` (nullptr: none).
+  void set_timeline(timeline::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   struct CopyJob {
@@ -70,7 +74,14 @@ class Executor {
     const Reducer* reducer = nullptr;
     hvd_task* task = nullptr;
     std::vector<int32_t> received_splits;
+    // Timeline rows of the ops here (empty when the timeline was off at
+    // the start).
+    std::vector<const std::string*> rows;
   };
+
+  bool traced() const { return timeline_ && timeline_->on(); }
+  // Begins span `name` (nullptr: ends the innermost) on the slot's rows.
+  void mark(Slot& slot, const char* name);
 
   void finish_control(ProcessSet* set, Response& response);
   void start(Slot& slot, ProcessSet* set, Response response);
@@ -90,9 +101,11 @@ class Executor {
 
   p2p::Engine& engine_;
   ReducerSet& reducers_;
+  NestedRunner nested_;
   Complete complete_;
   std::deque<std::pair<ProcessSet*, Response>> queue_;
   std::array<Slot, 2> slots_;
+  timeline::Timeline* timeline_ = nullptr;
 };
 
 }  // namespace hvd::runtime

@@ -7,6 +7,7 @@ namespace {
 
 bool fusable(const Response& r) {
   if (r.kind != ResponseKind::kData) return false;
+  if (r.op == HVD_OP_ADASUM) return false;  // its coefficients are per tensor
   switch (r.collective) {
     case HVD_COLL_ALLREDUCE:
     case HVD_COLL_ALLGATHER:
@@ -21,7 +22,8 @@ bool fusable(const Response& r) {
 bool same_key(const Response& a, const Response& b) {
   if (a.process_set != b.process_set || a.collective != b.collective ||
       a.dtype != b.dtype || a.mem_kind != b.mem_kind ||
-      a.device_id != b.device_id) {
+      a.device_id != b.device_id ||
+      a.cache_bits.empty() != b.cache_bits.empty()) {
     return false;
   }
   if (a.collective == HVD_COLL_ALLREDUCE ||
@@ -86,6 +88,7 @@ std::vector<Response> fuse(std::vector<Response> ready, uint64_t threshold,
         if (fusable(out[i]) && same_key(out[i], r) &&
             out_bytes[i] + bytes <= threshold) {
           for (Entry& e : r.entries) out[i].entries.push_back(std::move(e));
+          for (uint32_t bit : r.cache_bits) out[i].cache_bits.push_back(bit);
           out_bytes[i] += bytes;
           merged = true;
           break;

@@ -2,7 +2,9 @@
 // collective, dtype, memory kind and parameters (op and scale factors,
 // root) are merged, in order, into responses of at most `threshold` bytes,
 // which every rank then packs into one persistent fusion buffer. Alltoall,
-// errors, barriers and joins are never fused. Pure logic.
+// errors, barriers and joins are never fused; responses from the response
+// cache fuse only with each other. An entry (a grouped op's tensors
+// included) is never split. Pure logic.
 #pragma once
 
 #include <cstdint>

@@ -40,7 +40,10 @@ void encode(const RequestList& list, std::vector<uint8_t>& out) {
     w.put_vector(q.splits);
     w.put(q.failure_status);
     w.put_string(q.failure);
+    w.put(q.set_change);
   }
+  w.put_vector(list.cache_hits);
+  w.put_vector(list.cache_stale);
 }
 
 RequestList decode_requests(const std::vector<uint8_t>& in) {
@@ -65,8 +68,11 @@ RequestList decode_requests(const std::vector<uint8_t>& in) {
     q.splits = r.get_vector<int64_t>();
     q.failure_status = r.get<hvd_status>();
     q.failure = r.get_string();
+    q.set_change = r.get<SetChange>();
     list.requests.push_back(std::move(q));
   }
+  list.cache_hits = r.get_vector<uint64_t>();
+  list.cache_stale = r.get_vector<uint64_t>();
   if (!r.done()) throw Error(HVD_ERR_INTERNAL, "trailing bytes in requests");
   return list;
 }
@@ -76,8 +82,19 @@ void encode(const ResponseList& list, std::vector<uint8_t>& out) {
   Writer w(out);
   w.put<uint8_t>(list.shutdown);
   w.put(list.shutdown_rank);
+  w.put_vector(list.cache_erase);
+  w.put<uint8_t>(list.tuned);
+  w.put(list.fusion_threshold);
+  w.put(list.cycle_time_ns);
   w.put<uint32_t>(static_cast<uint32_t>(list.responses.size()));
   for (const Response& p : list.responses) {
+    w.put<uint8_t>(!p.cache_bits.empty());
+    if (!p.cache_bits.empty()) {
+      w.put(p.process_set);
+      w.put_string(p.reducer);
+      w.put_vector(p.cache_bits);
+      continue;
+    }
     w.put(static_cast<int32_t>(p.kind));
     w.put(p.process_set);
     w.put(p.collective);
@@ -92,6 +109,7 @@ void encode(const ResponseList& list, std::vector<uint8_t>& out) {
     w.put(p.error_status);
     w.put_string(p.error);
     w.put(p.last_joined);
+    w.put(p.set_change);
     w.put<uint32_t>(static_cast<uint32_t>(p.entries.size()));
     for (const Entry& e : p.entries) {
       w.put_string(e.name);
@@ -106,10 +124,21 @@ ResponseList decode_responses(const std::vector<uint8_t>& in) {
   ResponseList list;
   list.shutdown = r.get<uint8_t>() != 0;
   list.shutdown_rank = r.get<int32_t>();
+  list.cache_erase = r.get_vector<uint32_t>();
+  list.tuned = r.get<uint8_t>() != 0;
+  list.fusion_threshold = r.get<uint64_t>();
+  list.cycle_time_ns = r.get<int64_t>();
   uint32_t n = r.get<uint32_t>();
   list.responses.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     Response p;
+    if (r.get<uint8_t>() != 0) {
+      p.process_set = r.get<int32_t>();
+      p.reducer = r.get_string();
+      p.cache_bits = r.get_vector<uint32_t>();
+      list.responses.push_back(std::move(p));
+      continue;
+    }
     p.kind = static_cast<ResponseKind>(r.get<int32_t>());
     p.process_set = r.get<int32_t>();
     p.collective = r.get<hvd_collective>();
@@ -124,6 +153,7 @@ ResponseList decode_responses(const std::vector<uint8_t>& in) {
     p.error_status = r.get<hvd_status>();
     p.error = r.get_string();
     p.last_joined = r.get<int32_t>();
+    p.set_change = r.get<SetChange>();
     uint32_t entries = r.get<uint32_t>();
     p.entries.reserve(entries);
     for (uint32_t k = 0; k < entries; ++k) {

@@ -12,6 +12,10 @@
 
 namespace hvd::runtime {
 
+// hvd_add_process_set / hvd_remove_process_set travel as barriers of set 0
+// marked so: the members (add) or the id (remove) in shapes[0].
+enum class SetChange : int32_t { kNone = 0, kAdd = 1, kRemove = 2 };
+
 // One op as a rank submits it (a grouped op carries all its tensors).
 struct Request {
   int32_t process_set = 0;
@@ -30,11 +34,17 @@ struct Request {
   // fails on every rank with this message instead of leaving them waiting.
   hvd_status failure_status = HVD_OK;
   std::string failure;
+  SetChange set_change = SetChange::kNone;
 };
 
 struct RequestList {
   bool shutdown = false;  // this rank called hvd_shutdown
   std::vector<Request> requests;
+  // Response cache bits (response_cache.h): ops ready here whose cached
+  // response still matches, and cached entries an op here no longer
+  // matches (its request is in `requests`).
+  std::vector<uint64_t> cache_hits;
+  std::vector<uint64_t> cache_stale;
 };
 
 // One negotiated op inside a response.
@@ -68,12 +78,25 @@ struct Response {
   hvd_status error_status = HVD_OK;
   std::string error;
   int32_t last_joined = -1;  // kJoin: the set rank that joined last
+  SetChange set_change = SetChange::kNone;  // a kBarrier that changes sets
   std::vector<Entry> entries;
+  // A data response from the response cache: on the wire only these bits
+  // (and process_set, reducer); each rank fills in the rest from its own
+  // cache, one entry per bit.
+  std::vector<uint32_t> cache_bits;
 };
 
 struct ResponseList {
   bool shutdown = false;
   int32_t shutdown_rank = -1;  // the first rank that asked for it
+  // Cached entries to erase (some rank found them stale), applied after the
+  // cached responses of this list and before its new ones are cached.
+  std::vector<uint32_t> cache_erase;
+  // The coordinator's autotuner moved to new parameters: every rank takes
+  // them from the cycle after this one.
+  bool tuned = false;
+  uint64_t fusion_threshold = 0;
+  int64_t cycle_time_ns = 0;
   std::vector<Response> responses;
 };
 

@@ -96,8 +96,11 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
     if (op.op < 0 || op.op >= HVD_OP_COUNT) {
       throw invalid("unknown reduction op " + std::to_string(op.op));
     }
-    if (op.op == HVD_OP_ADASUM) {
-      throw Error(HVD_ERR_UNSUPPORTED, what + ": adasum is not supported");
+    if (op.op == HVD_OP_ADASUM &&
+        (op.collective != HVD_COLL_ALLREDUCE || op.tensor_count > 1)) {
+      // Adasum's coefficients are per tensor; a reducer sees one buffer.
+      throw Error(HVD_ERR_UNSUPPORTED,
+                  what + ": adasum runs allreduce of one tensor at a time");
     }
     q.op = op.op;
     q.prescale = op.prescale == 0 ? 1.0 : op.prescale;

@@ -26,6 +26,12 @@ struct PendingOp {
   hvd_adapter_s* adapter = nullptr;
   void* adapter_op = nullptr;
   hvd_event ready_event = nullptr;
+  // Ready, and offered to negotiation by its response cache bit each cycle
+  // until a cached response runs it (or the cache no longer has it).
+  bool awaiting_cache = false;
+  // A response for it is in the executor's queue (so removing its process
+  // set leaves it to run).
+  bool queued = false;
 
   const std::string& name() const { return request.name; }
   hvd_collective collective() const { return request.collective; }

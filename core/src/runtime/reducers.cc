@@ -45,8 +45,14 @@ const hvd_collective kRuled[] = {HVD_COLL_ALLREDUCE, HVD_COLL_ALLGATHER,
 }  // namespace
 
 ReducerSet::ReducerSet(const PluginLoader& loader, const Config& config,
-                       Bootstrap& bootstrap) {
-  for (const std::string& name : config.get_strings("reducer.load")) {
+                       Bootstrap& bootstrap, TimelineHooks* timeline) {
+  read_hierarchical(config);
+  std::vector<std::string> names = config.get_strings("reducer.load");
+  if ((hierarchical_allreduce_ || hierarchical_allgather_) &&
+      std::find(names.begin(), names.end(), "hierarchical") == names.end()) {
+    names.push_back("hierarchical");
+  }
+  for (const std::string& name : names) {
     auto owner = std::make_shared<Owner>();
     owner->plugin = loader.load(HVD_PLUGIN_REDUCER, name);
     HostServicesOptions options;
@@ -54,6 +60,7 @@ ReducerSet::ReducerSet(const PluginLoader& loader, const Config& config,
     options.name = owner->plugin->header().name;
     options.config = &config;
     options.bootstrap = &bootstrap;
+    options.timeline = timeline;
     owner->host = std::make_unique<HostServices>(options);
     const hvd_reducer_api& api = owner->plugin->reducer();
     hvd_reducer* instance = init_reducer(*owner->plugin, owner->host->table());
@@ -72,7 +79,13 @@ ReducerSet::ReducerSet(const PluginLoader& loader, const Config& config,
 ReducerSet::ReducerSet(std::vector<std::unique_ptr<Reducer>> reducers,
                        const Config& config)
     : reducers_(std::move(reducers)) {
+  read_hierarchical(config);
   check_rules(config);
+}
+
+void ReducerSet::read_hierarchical(const Config& config) {
+  hierarchical_allreduce_ = config.get_bool("runtime.hierarchical_allreduce");
+  hierarchical_allgather_ = config.get_bool("runtime.hierarchical_allgather");
 }
 
 void ReducerSet::check_rules(const Config& config) {
@@ -107,7 +120,8 @@ void ReducerSet::candidates(hvd_collective collective, const hvd_team* team,
                             hvd_mem_kind mem, uint64_t bytes,
                             const std::string& first,
                             std::vector<size_t>& out) {
-  auto key = std::make_tuple(team->process_set, collective, mem);
+  auto key = std::make_tuple(team->process_set, team->size, team->host_count,
+                             collective, mem);
   auto it = scores_.find(key);
   if (it == scores_.end()) {
     std::vector<ReducerScores> all;
@@ -133,6 +147,16 @@ void ReducerSet::candidates(hvd_collective collective, const hvd_team* team,
   out = rank_candidates(rules == rules_.end() ? kNoRules : rules->second,
                         it->second, bytes);
   int named = index_of(first);
+  if (named < 0 &&
+      ((collective == HVD_COLL_ALLREDUCE && hierarchical_allreduce_) ||
+       (collective == HVD_COLL_ALLGATHER && hierarchical_allgather_))) {
+    // Only where it offers this team (more than one host, equal hosts).
+    named = index_of("hierarchical");
+    if (named >= 0 && std::find(out.begin(), out.end(),
+                                static_cast<size_t>(named)) == out.end()) {
+      named = -1;
+    }
+  }
   if (named < 0) return;
   auto at = std::find(out.begin(), out.end(), static_cast<size_t>(named));
   if (at != out.end()) out.erase(at);

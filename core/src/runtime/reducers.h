@@ -15,6 +15,7 @@
 namespace hvd {
 class Bootstrap;
 class PluginLoader;
+class TimelineHooks;
 }  // namespace hvd
 
 namespace hvd::runtime {
@@ -43,10 +44,13 @@ class Reducer {
 
 class ReducerSet {
  public:
-  // Loads every name in reducer.load; checks that every rule names one of
-  // them. Throws hvd::Error naming the plugin or the rule's file position.
+  // Loads every name in reducer.load (and "hierarchical" when
+  // runtime.hierarchical_allreduce or _allgather asks for it); checks that
+  // every rule names one of them. Throws hvd::Error naming the plugin or the
+  // rule's file position.
+  // `timeline` receives the plugins' timeline hooks (nullptr: none).
   ReducerSet(const PluginLoader& loader, const Config& config,
-             Bootstrap& bootstrap);
+             Bootstrap& bootstrap, TimelineHooks* timeline = nullptr);
   // For tests: reducers made elsewhere.
   ReducerSet(std::vector<std::unique_ptr<Reducer>> reducers,
              const Config& config);
@@ -59,7 +63,9 @@ class ReducerSet {
 
   // Candidates for a message of `bytes` on `team`, best first (scores are
   // asked once per process set, collective and memory kind). `first`, when
-  // loaded, goes first (the reducer a response names).
+  // loaded, goes first (the reducer a response names); otherwise
+  // "hierarchical" goes first for the collectives that
+  // runtime.hierarchical_* selects.
   void candidates(hvd_collective collective, const hvd_team* team,
                   hvd_mem_kind mem, uint64_t bytes, const std::string& first,
                   std::vector<size_t>& out);
@@ -73,10 +79,14 @@ class ReducerSet {
 
  private:
   void check_rules(const Config& config);
+  void read_hierarchical(const Config& config);
 
   std::vector<std::unique_ptr<Reducer>> reducers_;
   std::map<hvd_collective, std::vector<ReducerRule>> rules_;
-  std::map<std::tuple<int32_t, hvd_collective, hvd_mem_kind>,
+  bool hierarchical_allreduce_ = false, hierarchical_allgather_ = false;
+  // Keyed by process set, team size and host count (nested collectives ask
+  // for sub-teams of a set), collective and memory kind.
+  std::map<std::tuple<int32_t, int32_t, int32_t, hvd_collective, hvd_mem_kind>,
            std::vector<ReducerScores>>
       scores_;
 };

@@ -2,11 +2,13 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 
 #include "bootstrap/bootstrap.h"
 #include "common/error.h"
@@ -21,6 +23,11 @@
 #include "runtime/generation_bootstrap.h"
 #include "runtime/process_set.h"
 #include "runtime/reducers.h"
+#include "runtime/autotune.h"
+#include "runtime/response_cache.h"
+#include "runtime/stall_inspector.h"
+#include "timeline/phases.h"
+#include "timeline/plugin_hooks.h"
 
 namespace hvd::runtime {
 namespace {
@@ -75,6 +82,7 @@ void Runtime::start(const hvd_init_options* options) {
   set_log_hide_time(config_.get_bool("log.hide_time"));
   fusion_threshold_ = config_.get_bytes("runtime.fusion_threshold");
   cycle_time_ = config_.get_duration("runtime.cycle_time");
+  spin_time_ = config_.get_duration("runtime.spin_time");
   const auto start_timeout = config_.get_duration("runtime.start_timeout");
 
   static std::atomic<uint64_t> generations{0};
@@ -87,15 +95,24 @@ void Runtime::start(const hvd_init_options* options) {
   local_size_ = layout.local_size;
   cross_rank_ = layout.cross_rank;
   cross_size_ = layout.cross_size;
+  {
+    std::map<int, int> ranks_per_host;
+    for (int host : layout.host_of) ++ranks_per_host[host];
+    for (const auto& [host, count] : ranks_per_host) {
+      if (count != ranks_per_host.begin()->second) homogeneous_ = false;
+    }
+  }
   set_log_rank(rank_);
   check_config_digest();
+  start_diagnostics();
 
   control_ = std::make_unique<ControlPlane>(*bootstrap_, config_);
   control_->on_failure([this](const PeerFailure& f) { note_failure(f); });
 
   loader_ = std::make_unique<PluginLoader>(PluginLoader::default_search_path(
       config_.get_strings("plugins.search_path")));
-  reducers_ = std::make_unique<ReducerSet>(*loader_, config_, *bootstrap_);
+  reducers_ = std::make_unique<ReducerSet>(*loader_, config_, *bootstrap_,
+                                           timeline_hooks_.get());
 
   engine_ = std::make_unique<p2p::Engine>(rank_, size_, kEpoch);
   engine_->set_spin_time(config_.get_duration("runtime.spin_time"));
@@ -129,13 +146,18 @@ void Runtime::start(const hvd_init_options* options) {
           i + 1, std::move(ranks), rank_, layout.host_of, kEpoch, rank_ == 0));
     }
   }
-  unnamed_.assign(sets_.size(), 0);
+  next_set_id_ = static_cast<int32_t>(sets_.size());
+  dynamic_sets_ = config_.get_bool("runtime.dynamic_process_sets");
+  cache_ = std::make_unique<ResponseCache>(static_cast<size_t>(
+      std::max<int64_t>(0, config_.get_int("runtime.cache_capacity"))));
+  start_autotune();
 
   executor_ = std::make_unique<Executor>(
       *engine_, *reducers_,
       [this](PendingOp* op, hvd_status s, const std::string& m) {
         complete(op, s, m);
       });
+  executor_->set_timeline(&timeline_);
   thread_ = std::thread([this] { loop(); });
   HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_
                 << ", bootstrap " << bootstrap_->backend() << ", reducers "
@@ -165,6 +187,7 @@ void Runtime::teardown() {
   bootstrap_.reset();
   if (wake_fd_ >= 0) close(wake_fd_);
   wake_fd_ = -1;
+  timeline_.stop();
 }
 
 void Runtime::check_config_digest() {
@@ -246,7 +269,8 @@ std::string Runtime::key_of(const PendingOp& op) {
   return key + op.name();
 }
 
-hvd_handle_s* Runtime::enqueue(const hvd_op& op) {
+hvd_handle_s* Runtime::enqueue(const hvd_op& op,
+                               const std::function<void(Request&)>& adjust) {
   std::unique_ptr<PendingOp> p;
   hvd_handle_s* handle = nullptr;
   {
@@ -264,12 +288,11 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op) {
                       " is not a member of process set " +
                       std::to_string(set->id));
     }
-    size_t index = 0;
-    while (sets_[index].get() != set) ++index;
-    uint64_t& counter = unnamed_[index];
+    uint64_t& counter = set->unnamed;
     const char* kind = op.collective == HVD_COLL_JOIN ? "join." : "barrier.";
     p = std::make_unique<PendingOp>(make_pending_op(
         op, set->size(), set->rank, kind + std::to_string(counter)));
+    if (adjust) adjust(p->request);
     std::string key = key_of(*p);
     if (in_flight_.count(key)) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
@@ -362,11 +385,22 @@ bool Runtime::input_ready(PendingOp* op) {
 }
 
 void Runtime::cycle() {
+  if (timeline_.on()) cycle_start_ns_ = timeline::Timeline::now();
+  if (!retired_sets_.empty() && executor_->idle()) retired_sets_.clear();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     incoming_.swap(submitted_);
   }
-  for (PendingOp* op : incoming_) waiting_.push_back(op);
+  for (PendingOp* op : incoming_) {
+    if (find_set(op->request.process_set)) {
+      waiting_.push_back(op);
+    } else {  // removed since it was enqueued
+      complete(op, HVD_ERR_ABORTED,
+               prefixed(*op, "process set " +
+                                 std::to_string(op->request.process_set) +
+                                 " was removed (hvd_remove_process_set)"));
+    }
+  }
   incoming_.clear();
 
   requests_.shutdown = shutdown_requested_;
@@ -389,27 +423,52 @@ void Runtime::cycle() {
       continue;
     }
     ProcessSet* set = find_set(op->request.process_set);
+    if (timeline_.on()) {
+      timeline_.begin(timeline_.intern(op->name()),
+                      timeline::negotiate_phase(op->collective()));
+    }
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;
     } else {
       set->negotiating.emplace(op->name(), op);
     }
+    if (cache_->capacity() > 0 && op->request.failure_status == HVD_OK &&
+        op->collective() != HVD_COLL_JOIN &&
+        op->collective() != HVD_COLL_BARRIER &&
+        op->collective() != HVD_COLL_ALLTOALL) {
+      op->awaiting_cache = true;
+      cached_waiting_.push_back(op);
+      continue;
+    }
     requests_.requests.push_back(op->request);
   }
   waiting_.resize(kept);
+  offer_cached();
 
   encode(requests_, request_bytes_);
   std::vector<std::vector<uint8_t>> gathered = control_->gather(request_bytes_);
   if (rank_ == 0) {
     ResponseList list;
     coordinate(gathered, list);
+    if (autotuner_) tune(list);
     encode(list, response_bytes_);
+    if (stall_) inspect_stalls();
   }
   std::vector<uint8_t> in = control_->broadcast(response_bytes_);
   ResponseList list = decode_responses(in);
+  apply_cache(list);
+  apply_tuning(list);
+  if (timeline_.on()) mark_cycle(list);
   for (Response& r : list.responses) {
+    if (r.set_change != SetChange::kNone) {
+      apply_set_change(r);
+      continue;
+    }
     ProcessSet* set = find_set(r.process_set);
-    if (set && set->member()) executor_->push(set, std::move(r));
+    if (!set || !set->member()) continue;
+    if (timeline_.on()) mark_negotiated(*set, r);
+    if (set->id != 0) mark_queued(*set, r);
+    executor_->push(set, std::move(r));
   }
   if (list.shutdown) {
     shutdown_seen_ = true;
@@ -419,8 +478,13 @@ void Runtime::cycle() {
 
 void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
                          ResponseList& out) {
+  std::vector<RequestList> lists(gathered.size());
   for (int32_t r = 0; r < static_cast<int32_t>(gathered.size()); ++r) {
-    RequestList list = decode_requests(gathered[r]);
+    lists[r] = decode_requests(gathered[r]);
+  }
+  coordinate_cached(lists, out);
+  for (int32_t r = 0; r < static_cast<int32_t>(gathered.size()); ++r) {
+    RequestList& list = lists[r];
     if (list.shutdown && !out.shutdown) {
       out.shutdown = true;
       out.shutdown_rank = r;
@@ -433,21 +497,25 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
                         "' to process set " + std::to_string(q.process_set) +
                         ", which it is not a member of");
       }
+      if (timeline_.on()) timeline_.arrived(timeline_.intern(q.name), r);
+      if (stall_) {
+        stall_->submitted(set->id, set->world_ranks, q.name,
+                          set->rank_of_world[r],
+                          std::chrono::steady_clock::now());
+      }
       set->coordinator->submit(set->rank_of_world[r], std::move(q));
     }
   }
   for (const auto& set : sets_) {
     std::vector<Response> ready = set->coordinator->take_ready();
     if (ready.empty()) continue;
-    for (Response& r : fuse(std::move(ready), fusion_threshold_, set->size())) {
-      if (r.kind == ResponseKind::kData) {
-        reducers_->candidates(r.collective, set->planning_team->view(),
-                              r.mem_kind, response_bytes(r, set->size()), "",
-                              candidates_);
-        if (!candidates_.empty()) {
-          r.reducer = reducers_->at(candidates_[0]).name();
-        }
+    if (stall_) {
+      for (const Response& r : ready) {
+        for (const Entry& e : r.entries) stall_->resolved(set->id, e.name);
       }
+    }
+    for (Response& r : fuse(std::move(ready), fusion_threshold_, set->size())) {
+      plan(r, *set);
       out.responses.push_back(std::move(r));
     }
   }
@@ -499,9 +567,17 @@ void Runtime::wait_until(std::chrono::steady_clock::time_point start) {
   // one runs. A rank in negotiation is thus waited for at most that long by
   // a busy one, and a rank that went idle needs nothing more from the
   // others' tasks.
+  //
+  // After work, an idle rank spins for spin_time before it sleeps: the next
+  // op usually comes within microseconds of the last one's completion, and
+  // a wake-up from sleep costs tens of them. A rank with ops that wait for
+  // other ranks goes on to the next round at once (it waits in the control
+  // plane's gather, which returns as soon as the last rank arrives) rather
+  // than making a rank that arrives later wait for its cycle time.
   constexpr int kBusyCycles = 10;
   const auto deadline = start + cycle_time_;
   const auto busy_deadline = start + kBusyCycles * cycle_time_;
+  auto spin_until = std::chrono::steady_clock::time_point::min();
   while (true) {
     bool moved = drive();
     if (failed_) {
@@ -510,8 +586,14 @@ void Runtime::wait_until(std::chrono::steady_clock::time_point start) {
     }
     if (shutdown_requested_) return;
     auto now = std::chrono::steady_clock::now();
+    if (moved) spin_until = now + spin_time_;
     if (executor_->idle()) {
       if (now >= deadline || has_new_.exchange(false)) return;
+      if (now >= spin_until && awaiting_others()) return;
+      if (now < spin_until) {
+        for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
+        continue;
+      }
       auto left = deadline - now;
       timespec ts;
       ts.tv_sec = static_cast<time_t>(
@@ -553,6 +635,9 @@ void Runtime::loop() {
       cycle();
       if (shutdown_seen_) {
         drain();
+        if (cache_->capacity() > 0) {
+          HVD_LOG(INFO) << cache_->summary();
+        }
         std::string who = shutdown_rank_ == rank_
                               ? "this rank"
                               : "rank " + std::to_string(shutdown_rank_);
@@ -591,12 +676,15 @@ void Runtime::fail_everything(hvd_status status, const std::string& message) {
   auto fail = [&](PendingOp* op) {
     complete(op, status, prefixed(*op, message));
   };
-  for (const auto& set : sets_) {
-    for (auto& [name, op] : set->negotiating) fail(op);
-    set->negotiating.clear();
-    if (set->join) fail(set->join);
-    set->join = nullptr;
+  for (auto* sets : {&sets_, &retired_sets_}) {
+    for (const auto& set : *sets) {
+      for (auto& [name, op] : set->negotiating) fail(op);
+      set->negotiating.clear();
+      if (set->join) fail(set->join);
+      set->join = nullptr;
+    }
   }
+  cached_waiting_.clear();  // their ops are the sets' negotiating ones
   for (PendingOp* op : waiting_) fail(op);
   waiting_.clear();
   std::vector<PendingOp*> late;

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,7 @@
 #include "horovod/horovod.h"
 #include "runtime/messages.h"
 #include "runtime/pending_op.h"
+#include "timeline/timeline.h"
 
 namespace hvd {
 class Bootstrap;
@@ -35,10 +37,17 @@ class Engine;
 }
 }  // namespace hvd
 
+namespace hvd::timeline {
+class PluginHooks;
+}
+
 namespace hvd::runtime {
 
 class Executor;
+class StallInspector;
+class Autotuner;
 class ReducerSet;
+class ResponseCache;
 struct ProcessSet;
 
 class Runtime {
@@ -55,19 +64,41 @@ class Runtime {
   int32_t local_size() const { return local_size_; }
   int32_t cross_rank() const { return cross_rank_; }
   int32_t cross_size() const { return cross_size_; }
+  // Whether every host runs the same number of ranks.
+  bool is_homogeneous() const { return homogeneous_; }
 
   // Any thread. Throws hvd::Error for an invalid op (naming it and what is
   // wrong), a duplicate name in flight, or a runtime that has stopped.
-  hvd_handle_s* enqueue(const hvd_op& op);
+  // `adjust`, when given, amends the op's request (process set changes).
+  hvd_handle_s* enqueue(const hvd_op& op,
+                        const std::function<void(Request&)>& adjust = {});
+  // Collective over the world ([runtime] dynamic_process_sets): the new
+  // set's id; removing fails the set's ops still in negotiation. Throw
+  // hvd::Error (HVD_ERR_UNSUPPORTED when dynamic sets are off).
+  int32_t add_process_set(const std::vector<int32_t>& ranks);
+  void remove_process_set(int32_t id);
   // Negotiates the end with the other ranks, fails what is pending with
   // HVD_ERR_SHUT_DOWN, joins the background thread and tears down.
   void shutdown();
   bool on_background_thread() const;
+  // Any thread. Rank 0 writes the trace (as Horovod's); on other ranks
+  // these do nothing. start throws hvd::Error when the file cannot be
+  // opened.
+  void start_timeline(const std::string& path, bool mark_cycles);
+  void stop_timeline();
 
  private:
   void start(const hvd_init_options* options);  // the constructor's work
   void check_config_digest();
   void check_same_process_sets(const hvd_init_options* options);
+  // runtime_diagnostics.cc: the timeline's marks and the stall inspector.
+  void start_diagnostics();  // from the configuration
+  void mark_cycle(const ResponseList& list);
+  void mark_negotiated(const ProcessSet& set, const Response& response);
+  void inspect_stalls();  // world rank 0; throws when the job must stop
+  // The ranks whose requests for a cached tensor (its bit) have come.
+  void mark_arrivals(const ProcessSet& set, const std::string& name,
+                     const std::vector<RequestList>& lists, uint32_t bit);
   void loop();
   void cycle();
   void wait_until(std::chrono::steady_clock::time_point start);
@@ -77,6 +108,22 @@ class Runtime {
   bool input_ready(PendingOp* op);
   void coordinate(const std::vector<std::vector<uint8_t>>& gathered,
                   ResponseList& out);
+  void offer_cached();
+  void coordinate_cached(const std::vector<RequestList>& lists,
+                         ResponseList& out);
+  void apply_cache(ResponseList& list);
+  // A set change negotiated on set 0, at its place in the response list.
+  void apply_set_change(const Response& response);
+  void fail_set_ops(ProcessSet* set, const std::string& message);
+  void mark_queued(ProcessSet& set, const Response& response);
+  // Ops submitted here wait in negotiation for other ranks.
+  bool awaiting_others() const;
+  // Autotune (world rank 0): scores the cycle's responses and, when the
+  // autotuner moves on, puts the new setting in the list.
+  void start_autotune();
+  void tune(ResponseList& out);
+  void apply_tuning(const ResponseList& list);
+  void plan(Response& response, const ProcessSet& set);
   ProcessSet* find_set(int32_t id) const;
   void complete(PendingOp* op, hvd_status status, const std::string& message);
   void fail_everything(hvd_status status, const std::string& message);
@@ -88,18 +135,33 @@ class Runtime {
 
   int32_t rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1,
           cross_rank_ = 0, cross_size_ = 1;
+  bool homogeneous_ = true;
   uint64_t fusion_threshold_ = 0;
   std::chrono::nanoseconds cycle_time_{};
+  std::chrono::nanoseconds spin_time_{};
 
-  // Declared in build order; torn down in reverse.
+  // Declared in build order; torn down in reverse. The timeline outlives
+  // the plugins that hold its hooks.
+  timeline::Timeline timeline_;
+  std::unique_ptr<timeline::PluginHooks> timeline_hooks_;
+  std::unique_ptr<StallInspector> stall_;  // world rank 0, when enabled
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
   std::unique_ptr<ControlPlane> control_;
   std::unique_ptr<PluginLoader> loader_;
   std::unique_ptr<ReducerSet> reducers_;
   std::unique_ptr<p2p::Engine> engine_;
-  std::vector<std::unique_ptr<ProcessSet>> sets_;
+  std::vector<std::unique_ptr<ProcessSet>> sets_;  // written under mutex_
+  // Removed sets the executor may still hold responses of.
+  std::vector<std::unique_ptr<ProcessSet>> retired_sets_;
+  int32_t next_set_id_ = 1;
+  bool dynamic_sets_ = false;
+  std::mutex set_change_mutex_;  // one add or remove at a time
+  uint64_t set_changes_ = 0;     // names them
   std::unique_ptr<Executor> executor_;
+  std::unique_ptr<ResponseCache> cache_;
+  std::unique_ptr<Autotuner> autotuner_;  // world rank 0, when on
+  std::string preferred_reducer_;         // the autotuner's, on rank 0
   int wake_fd_ = -1;
   std::thread thread_;
 
@@ -107,7 +169,6 @@ class Runtime {
   std::mutex mutex_;
   std::vector<PendingOp*> submitted_;
   std::unordered_set<std::string> in_flight_;  // key_of() of every live op
-  std::vector<uint64_t> unnamed_;              // per set: unnamed barriers
   bool stopped_ = false;
   hvd_status stop_status_ = HVD_ERR_SHUT_DOWN;
   std::string stop_message_;
@@ -121,12 +182,14 @@ class Runtime {
   // The background thread's own.
   std::vector<PendingOp*> incoming_;
   std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
+  std::vector<PendingOp*> cached_waiting_;  // ready, awaiting_cache
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;
   std::vector<size_t> candidates_;
   int32_t transport_fault_peer_ = -1;  // the first peer a transport blamed
   std::string transport_fault_;
   std::chrono::nanoseconds verdict_wait_{std::chrono::seconds(1)};
+  int64_t cycle_start_ns_ = 0;  // for the timeline's cycle marks
   bool shutdown_seen_ = false;
   int32_t shutdown_rank_ = -1;
 };

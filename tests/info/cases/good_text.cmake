@@ -4,11 +4,11 @@ set(ARGS --config ${DATA}/good.toml)
 set(ENV HOROVOD_PLUGIN_PATH=${PLUGINS} HOROVOD_CYCLE_TIME=5)
 set(EXIT 0)
 set(EXPECT
-  "Horovod [0-9.]+, plugin ABI 1\\.0\n"
+  "Horovod [0-9.]+, plugin ABI 1\\.[0-9]+\n"
   "file: +[^\n]*/good\\.toml\n"
   "digest: +[0-9a-f]+\n"
   "Plugin search path\n  [^\n]*/plugins\n"
-  "reducer +infofixture +[^\n]*/libhorovod-reducer-infofixture\\.so\n +ABI 1\\.0, version 9\\.8\\.7\n"
+  "reducer +infofixture +[^\n]*/libhorovod-reducer-infofixture\\.so\n +ABI 1\\.[0-9]+, version 9\\.8\\.7\n"
   "transport +broken +[^\n]*/libhorovod-transport-broken\\.so\n +fails: [^\n]+"
   "transport\\.intra +absent +does not load: [^\n]*'absent'"
   "\n +/nonexistent/libhorovod-transport-x\\.so +does not load: "

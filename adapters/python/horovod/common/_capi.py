@@ -1,0 +1,200 @@
+"""The core's public C API (core/include/horovod/horovod.h) through ctypes.
+
+Binding the C API rather than a framework's C++ ABI keeps one build of this
+package working across framework releases. ctypes releases the GIL around
+every foreign call, so hvd_wait blocks only the calling thread.
+"""
+
+import ctypes
+import glob
+import os
+
+# Status codes (abi.h).
+OK = 0
+AGAIN = 1
+ERR_UNSUPPORTED = -1
+ERR_INVALID_ARGUMENT = -2
+ERR_OUT_OF_MEMORY = -3
+ERR_PEER_FAILED = -4
+ERR_TIMEOUT = -5
+ERR_ABORTED = -6
+ERR_EPOCH_MISMATCH = -7
+ERR_MISMATCH = -8
+ERR_VERSION = -9
+ERR_CONFIG = -10
+ERR_SYSTEM = -11
+ERR_INTERNAL = -12
+ERR_TRUNCATED = -13
+ERR_NOT_FOUND = -14
+ERR_SHUT_DOWN = -15
+
+# Collectives.
+COLL_ALLREDUCE = 0
+COLL_ALLGATHER = 1
+COLL_BROADCAST = 2
+COLL_ALLTOALL = 3
+COLL_REDUCESCATTER = 4
+COLL_BARRIER = 5
+COLL_JOIN = 6
+
+# Reduction ops.
+OP_SUM = 0
+OP_AVERAGE = 1
+OP_MIN = 2
+OP_MAX = 3
+OP_PRODUCT = 4
+OP_ADASUM = 5
+
+# Memory kinds.
+MEM_HOST = 0
+MEM_CUDA = 1
+
+# DLPack type codes (tensor.h).
+DL_INT = 0
+DL_UINT = 1
+DL_FLOAT = 2
+DL_BFLOAT = 4
+DL_BOOL = 6
+
+
+class Device(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("id", ctypes.c_int32)]
+
+
+class DlDtype(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16)]
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("ext", ctypes.c_void_p),
+                ("data", ctypes.c_void_p),
+                ("device", Device),
+                ("ndim", ctypes.c_int32),
+                ("dtype", DlDtype),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class InitOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("ext", ctypes.c_void_p),
+                ("config_path", ctypes.c_char_p),
+                ("process_sets", ctypes.POINTER(ctypes.POINTER(ctypes.c_int32))),
+                ("process_set_sizes", ctypes.POINTER(ctypes.c_int32)),
+                ("process_set_count", ctypes.c_int32)]
+
+
+DONE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32,
+                           ctypes.c_char_p)
+
+
+class Op(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("ext", ctypes.c_void_p),
+                ("collective", ctypes.c_int32),
+                ("name", ctypes.c_char_p),
+                ("process_set", ctypes.c_int32),
+                ("tensor_count", ctypes.c_int32),
+                ("inputs", ctypes.POINTER(Tensor)),
+                ("outputs", ctypes.POINTER(Tensor)),
+                ("op", ctypes.c_int32),
+                ("prescale", ctypes.c_double),
+                ("postscale", ctypes.c_double),
+                ("root", ctypes.c_int32),
+                ("splits", ctypes.POINTER(ctypes.c_int32)),
+                ("split_count", ctypes.c_int32),
+                ("stream", ctypes.c_void_p),
+                ("ready_event", ctypes.c_void_p),
+                # Always NULL here: completion is read through the handle,
+                # so the background thread never calls into Python.
+                ("done", ctypes.c_void_p),
+                ("user", ctypes.c_void_p),
+                ("adapter", ctypes.c_void_p),
+                ("adapter_op", ctypes.c_void_p)]
+
+
+def package_dir():
+    """The folder of the `horovod` package."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def lib_dir():
+    """Where libhorovod.so lives; its plugins are in lib_dir()/horovod."""
+    return os.path.join(package_dir(), "lib")
+
+
+def _library_path():
+    candidates = sorted(glob.glob(os.path.join(lib_dir(), "libhorovod.so*")),
+                        key=len)
+    if not candidates:
+        raise ImportError(
+            f"horovod: libhorovod.so not found in {lib_dir()}: the package "
+            f"is incomplete (install it with pip, or use the build tree's "
+            f"python/ folder)")
+    return candidates[0]
+
+
+def _declare(lib):
+    c = ctypes
+    vp = c.c_void_p
+    sigs = {
+        "hvd_init": (c.c_int32, [c.POINTER(InitOptions)]),
+        "hvd_shutdown": (c.c_int32, []),
+        "hvd_is_initialized": (c.c_int32, []),
+        "hvd_rank": (c.c_int32, []),
+        "hvd_size": (c.c_int32, []),
+        "hvd_local_rank": (c.c_int32, []),
+        "hvd_local_size": (c.c_int32, []),
+        "hvd_cross_rank": (c.c_int32, []),
+        "hvd_cross_size": (c.c_int32, []),
+        "hvd_last_error": (c.c_char_p, []),
+        "hvd_status_string": (c.c_char_p, [c.c_int32]),
+        "hvd_enqueue": (c.c_int32, [c.POINTER(Op), c.POINTER(vp)]),
+        "hvd_poll": (c.c_int32, [vp, c.POINTER(c.c_int32)]),
+        "hvd_wait": (c.c_int32, [vp, c.c_int64]),
+        "hvd_handle_message": (c.c_char_p, [vp]),
+        "hvd_handle_output": (c.c_int32, [vp, c.c_int32, c.POINTER(Tensor)]),
+        "hvd_handle_received_splits": (
+            c.c_int32, [vp, c.POINTER(c.POINTER(c.c_int32)),
+                        c.POINTER(c.c_int32)]),
+        "hvd_release": (None, [vp]),
+        "hvd_add_process_set": (
+            c.c_int32, [c.POINTER(c.c_int32), c.c_int32,
+                        c.POINTER(c.c_int32)]),
+        "hvd_remove_process_set": (c.c_int32, [c.c_int32]),
+    }
+    # Later additions to horovod.h: present in newer cores only.
+    optional = {
+        "hvd_is_homogeneous": (c.c_int32, []),
+        "hvd_start_timeline": (c.c_int32, [c.c_char_p, c.c_int32]),
+        "hvd_stop_timeline": (c.c_int32, []),
+    }
+    for table, required in ((sigs, True), (optional, False)):
+        for name, (restype, argtypes) in table.items():
+            fn = getattr(lib, name, None)
+            if fn is None:
+                if required:
+                    raise ImportError(f"horovod: {lib._name} lacks {name}")
+                continue
+            fn.restype = restype
+            fn.argtypes = argtypes
+    return lib
+
+
+def has(name):
+    return hasattr(lib, name)
+
+
+LIBRARY_PATH = _library_path()
+lib = _declare(ctypes.CDLL(LIBRARY_PATH))
+
+
+def last_error():
+    return (lib.hvd_last_error() or b"").decode("utf-8", "replace")
+
+
+def status_name(status):
+    return (lib.hvd_status_string(status) or b"").decode()

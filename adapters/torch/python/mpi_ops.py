@@ -1,0 +1,778 @@
+"""Horovod's collective ops for torch tensors, over the core's C API.
+
+Inputs are handed to the core in place (data pointer, dtype, shape); the
+outputs the core allocates (allgather, alltoall) come back through DLPack
+without a copy. Waiting releases the GIL. Nothing here compiles against
+torch, so one build serves every torch 2.x release.
+"""
+
+import ctypes
+import itertools
+import threading
+
+import torch
+
+from horovod.common import _capi
+from horovod.common import basics as _basics
+from horovod.common import process_sets as _process_sets
+from horovod.common.basics import (  # noqa: F401  (the public API)
+    Adasum, Average, Max, Min, Product, Sum, ccl_built, cross_rank,
+    cross_size, cuda_built, ddl_built, gloo_built, gloo_enabled, init,
+    is_homogeneous, is_initialized, local_rank, local_size, mpi_built,
+    mpi_enabled, mpi_threads_supported, nccl_built, rank, rocm_built,
+    shutdown, size, start_timeline, stop_timeline)
+from horovod.common.exceptions import HorovodInternalError
+from horovod.common.process_sets import (  # noqa: F401
+    ProcessSet, add_process_set, global_process_set, remove_process_set)
+from horovod.common.util import get_average_backwards_compatibility_fun
+from horovod.torch import _tensors
+from horovod.torch.compression import Compression
+
+handle_average_backwards_compatibility = \
+    get_average_backwards_compatibility_fun(_basics)
+
+_OP_SIZE = ctypes.sizeof(_capi.Op)
+
+# Horovod's handles are ints: handle -> _Pending.
+_handle_map = {}
+_handle_counter = itertools.count(1)
+_handle_lock = threading.Lock()
+
+
+class _Pending:
+    """An op in flight: the core's handle, what must stay alive until it
+    ends, and how its result is made once it succeeded."""
+
+    __slots__ = ("core", "keep", "finish")
+
+    def __init__(self, core, keep, finish):
+        self.core = core
+        self.keep = keep
+        self.finish = finish
+
+
+def _new_handle():
+    with _handle_lock:
+        return next(_handle_counter)
+
+
+def _op_name(kind, name, process_set):
+    if name:
+        return f"{kind}.{name}"
+    n = _process_sets.next_unnamed(process_set.process_set_id)
+    return f"{kind}.noname.{n}"
+
+
+def _set_id(process_set):
+    if not isinstance(process_set, ProcessSet):
+        raise ValueError(f"process_set must be a ProcessSet, not "
+                         f"{type(process_set).__name__}")
+    if process_set.process_set_id is None:
+        raise ValueError(f"{process_set} is not registered: pass it to "
+                         f"hvd.init(process_sets=...) or add_process_set()")
+    if process_set.process_set_id != 0 and not process_set.included():
+        raise ValueError(f"this process (rank {_basics.rank()}) is not part "
+                         f"of {process_set}")
+    return process_set.process_set_id
+
+
+def _host(tensor):
+    """The contiguous host tensor the core reads: `tensor` itself when it
+    is one. GPU tensors are staged through host memory (the copy orders
+    after the work queued on the current stream)."""
+    _tensors.check_dtype(tensor)
+    t = tensor.detach()
+    if t.device.type != "cpu":
+        t = t.to("cpu")
+    if not t.is_contiguous():
+        t = t.contiguous()
+    return t
+
+
+def _enqueue(collective, name, inputs, outputs=None, process_set=None,
+             op=None, prescale=1.0, postscale=1.0, root=0, splits=None):
+    """Starts one op on the core; returns its hvd_handle (c_void_p)."""
+    keep = []
+    o = _capi.Op()
+    o.struct_size = _OP_SIZE
+    o.collective = collective
+    o.name = name.encode() if name else None
+    o.process_set = _set_id(process_set or global_process_set)
+    o.tensor_count = len(inputs)
+    if inputs:
+        ins = (_capi.Tensor * len(inputs))()
+        for t, slot in zip(inputs, ins):
+            _tensors.describe(t, slot, keep)
+        o.inputs = ins
+    if outputs is not None:
+        outs = (_capi.Tensor * len(outputs))()
+        for t, slot in zip(outputs, outs):
+            _tensors.describe(t, slot, keep)
+        o.outputs = outs
+    if op is not None:
+        o.op = _basics.core_op(op)
+    o.prescale = float(prescale)
+    o.postscale = float(postscale)
+    o.root = int(root)
+    if splits is not None:
+        arr = (ctypes.c_int32 * len(splits))(*splits)
+        keep.append(arr)
+        o.splits = arr
+        o.split_count = len(splits)
+    core = ctypes.c_void_p()
+    status = _capi.lib.hvd_enqueue(ctypes.byref(o), ctypes.byref(core))
+    if status != _capi.OK:
+        _basics.raise_for_status(status, name)
+    return core
+
+
+def _start(collective, kind, name, inputs, finish, keep,
+           process_set=global_process_set, **kwargs):
+    _set_id(process_set)  # a rank outside the set fails before naming
+    core = _enqueue(collective, _op_name(kind, name, process_set), inputs,
+                    process_set=process_set, **kwargs)
+    handle = _new_handle()
+    _handle_map[handle] = _Pending(core, keep, finish)
+    return handle
+
+
+def poll(handle):
+    """Whether the op behind `handle` has finished; synchronize() then
+    returns at once."""
+    pending = _handle_map.get(handle)
+    if pending is None:
+        raise ValueError(f"{handle} is not a handle of an op in flight")
+    done = ctypes.c_int32(0)
+    status = _capi.lib.hvd_poll(pending.core, ctypes.byref(done))
+    if status != _capi.OK:
+        _basics.raise_for_status(status, "poll")
+    return bool(done.value)
+
+
+def _wait(core):
+    """Waits for the core handle (GIL released; Ctrl-C is seen every
+    second); raises HorovodInternalError when the op failed."""
+    done = ctypes.c_int32(0)
+    while True:
+        status = _capi.lib.hvd_wait(core, 1000)
+        if status != _capi.ERR_TIMEOUT:
+            break
+        _capi.lib.hvd_poll(core, ctypes.byref(done))
+        if done.value:
+            break
+    if status != _capi.OK:
+        message = (_capi.lib.hvd_handle_message(core) or b"").decode(
+            "utf-8", "replace") or _capi.status_name(status)
+        _capi.lib.hvd_release(core)
+        raise HorovodInternalError(message)
+
+
+def synchronize(handle):
+    """Waits for the op behind `handle` and returns its result (the output
+    tensor; for alltoall the output and the received splits)."""
+    if callable(handle):  # sparse_allreduce_async
+        return handle()
+    pending = _handle_map.pop(handle, None)
+    if pending is None:
+        return None
+    _wait(pending.core)
+    return pending.finish(pending.core)
+
+
+def _released(result_fn):
+    """finish() for ops whose outputs the caller provided."""
+
+    def finish(core):
+        _capi.lib.hvd_release(core)
+        return result_fn()
+
+    return finish
+
+
+def _back_to(device, tensor):
+    return tensor if device.type == "cpu" else tensor.to(device)
+
+
+def _writer(targets, hosts):
+    """Copies staged results back into the caller's tensors (in-place ops
+    on GPU or non-contiguous tensors)."""
+
+    def write():
+        for target, host in zip(targets, hosts):
+            if host.data_ptr() != target.data_ptr() or \
+                    host.device != target.device:
+                target.data.copy_(host)
+        return targets
+
+    return write
+
+
+# ---- allreduce ------------------------------------------------------------
+
+def _check_allreduce(op, process_set):
+    if op == Adasum and process_set.process_set_id != 0:
+        raise NotImplementedError(
+            "Adasum does not support non-global process sets yet.")
+
+
+def _grouped_allreduce_start(tensors, name, op, prescale_factor,
+                             postscale_factor, process_set, in_place):
+    _check_allreduce(op, process_set)
+    hosts = [_host(t) for t in tensors]
+    if in_place:
+        results = hosts
+        finish_values = _writer(list(tensors), hosts)
+    else:
+        results = [torch.empty_like(h) for h in hosts]
+
+        def finish_values():
+            return [_back_to(t.device, r) for t, r in zip(tensors, results)]
+    kind = "allreduce" if len(tensors) == 1 else "grouped_allreduce"
+    return _start(_capi.COLL_ALLREDUCE, kind, name, hosts,
+                  _released(finish_values), (hosts, results),
+                  outputs=None if in_place else results,
+                  process_set=process_set, op=op, prescale=prescale_factor,
+                  postscale=postscale_factor)
+
+
+def _single(handle):
+    """Makes the result of a one-tensor grouped start that tensor."""
+    pending = _handle_map[handle]
+    many = pending.finish
+    pending.finish = lambda core: many(core)[0]
+    return handle
+
+
+def allreduce_async(tensor, average=None, name=None, op=None,
+                    prescale_factor=1.0, postscale_factor=1.0,
+                    process_set=global_process_set):
+    """Starts reducing `tensor` over the process set (Average by default)
+    into a new tensor; returns a handle for poll() and synchronize()."""
+    op = handle_average_backwards_compatibility(op, average)
+    return _single(_grouped_allreduce_start(
+        [tensor], name, op, prescale_factor, postscale_factor,
+        process_set, in_place=False))
+
+
+def allreduce_async_(tensor, average=None, name=None, op=None,
+                     prescale_factor=1.0, postscale_factor=1.0,
+                     process_set=global_process_set):
+    """As allreduce_async, writing the result into `tensor`."""
+    op = handle_average_backwards_compatibility(op, average)
+    return _single(_grouped_allreduce_start(
+        [tensor], name, op, prescale_factor, postscale_factor,
+        process_set, in_place=True))
+
+
+def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
+               postscale_factor=1.0, process_set=global_process_set):
+    """Reduces `tensor` in place over the process set and returns it."""
+    return synchronize(allreduce_async_(tensor, average, name, op,
+                                        prescale_factor, postscale_factor,
+                                        process_set))
+
+
+class HorovodAllreduce(torch.autograd.Function):
+    """allreduce with a gradient: the allreduce of the output's gradient."""
+
+    @staticmethod
+    def forward(ctx, tensor, average, name, op, prescale_factor,
+                postscale_factor, process_set):
+        ctx.average = average
+        ctx.op = op
+        ctx.prescale_factor = prescale_factor
+        ctx.postscale_factor = postscale_factor
+        ctx.process_set = process_set
+        return synchronize(allreduce_async(tensor, average, name, op,
+                                           prescale_factor, postscale_factor,
+                                           process_set))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return (allreduce(grad_output, average=ctx.average, op=ctx.op,
+                          prescale_factor=ctx.prescale_factor,
+                          postscale_factor=ctx.postscale_factor,
+                          process_set=ctx.process_set),
+                None, None, None, None, None, None)
+
+
+def allreduce(tensor, average=None, name=None, compression=Compression.none,
+              op=None, prescale_factor=1.0, postscale_factor=1.0,
+              process_set=global_process_set):
+    """Reduces `tensor` over the process set (Average by default) and
+    returns the result as a new tensor; differentiable."""
+    compressed, ctx = compression.compress(tensor)
+    reduced = HorovodAllreduce.apply(compressed, average, name, op,
+                                     prescale_factor, postscale_factor,
+                                     process_set)
+    return compression.decompress(reduced, ctx)
+
+
+def grouped_allreduce_async(tensors, average=None, name=None, op=None,
+                            prescale_factor=1.0, postscale_factor=1.0,
+                            process_set=global_process_set):
+    """Starts one allreduce of a list of tensors, negotiated and fused as a
+    unit; synchronize() returns the list of results."""
+    op = handle_average_backwards_compatibility(op, average)
+    return _grouped_allreduce_start(list(tensors), name, op,
+                                    prescale_factor, postscale_factor,
+                                    process_set, in_place=False)
+
+
+def grouped_allreduce_async_(tensors, average=None, name=None, op=None,
+                             prescale_factor=1.0, postscale_factor=1.0,
+                             process_set=global_process_set):
+    """As grouped_allreduce_async, in place."""
+    op = handle_average_backwards_compatibility(op, average)
+    return _grouped_allreduce_start(list(tensors), name, op,
+                                    prescale_factor, postscale_factor,
+                                    process_set, in_place=True)
+
+
+def grouped_allreduce_(tensors, average=None, name=None, op=None,
+                       prescale_factor=1.0, postscale_factor=1.0,
+                       process_set=global_process_set):
+    return synchronize(grouped_allreduce_async_(
+        tensors, average, name, op, prescale_factor, postscale_factor,
+        process_set))
+
+
+class HorovodGroupedAllreduce(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, average, name, op, prescale_factor, postscale_factor,
+                process_set, *tensors):
+        ctx.average = average
+        ctx.op = op
+        ctx.prescale_factor = prescale_factor
+        ctx.postscale_factor = postscale_factor
+        ctx.process_set = process_set
+        return tuple(synchronize(grouped_allreduce_async(
+            tensors, average, name, op, prescale_factor, postscale_factor,
+            process_set)))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        grads = grouped_allreduce(list(grad_outputs), average=ctx.average,
+                                  op=ctx.op,
+                                  prescale_factor=ctx.prescale_factor,
+                                  postscale_factor=ctx.postscale_factor,
+                                  process_set=ctx.process_set)
+        return (None,) * 6 + tuple(grads)
+
+
+def grouped_allreduce(tensors, average=None, name=None,
+                      compression=Compression.none, op=None,
+                      prescale_factor=1.0, postscale_factor=1.0,
+                      process_set=global_process_set):
+    """Reduces a list of tensors as one unit; returns the list of results;
+    differentiable."""
+    pairs = [compression.compress(t) for t in tensors]
+    reduced = HorovodGroupedAllreduce.apply(
+        average, name, op, prescale_factor, postscale_factor, process_set,
+        *[p[0] for p in pairs])
+    return [compression.decompress(r, p[1]) for r, p in zip(reduced, pairs)]
+
+
+# ---- allgather ------------------------------------------------------------
+
+def _gathered(tensors, single):
+    """finish() for ops whose outputs the core allocated."""
+
+    def finish(core):
+        owner = _tensors.HandleOwner(core)
+        try:
+            out = []
+            for i, t in enumerate(tensors):
+                desc = _capi.Tensor()
+                status = _capi.lib.hvd_handle_output(core, i,
+                                                     ctypes.byref(desc))
+                if status != _capi.OK:
+                    _basics.raise_for_status(status, "allgather output")
+                out.append(_back_to(t.device,
+                                    _tensors.from_core(desc, t.dtype, owner)))
+        finally:
+            owner.done()
+        return out[0] if single else out
+
+    return finish
+
+
+def _allgather_start(tensors, name, process_set, single):
+    hosts = [_host(t) for t in tensors]
+    for h in hosts:
+        if h.dim() == 0:
+            raise ValueError("allgather needs tensors of at least one "
+                             "dimension")
+    kind = "allgather" if single else "grouped_allgather"
+    return _start(_capi.COLL_ALLGATHER, kind, name, hosts,
+                  _gathered(list(tensors), single), hosts,
+                  process_set=process_set)
+
+
+def allgather_async(tensor, name=None, process_set=global_process_set):
+    """Starts concatenating `tensor` from every rank of the process set
+    along the first dimension (which may differ between ranks)."""
+    return _allgather_start([tensor], name, process_set, single=True)
+
+
+def grouped_allgather_async(tensors, name=None,
+                            process_set=global_process_set):
+    return _allgather_start(list(tensors), name, process_set, single=False)
+
+
+def _rows_of_every_rank(rows, process_set):
+    """Every rank's first-dimension size for each of `rows`: a
+    [set size, len(rows)] tensor."""
+    mine = torch.tensor([rows], dtype=torch.int64)
+    return synchronize(allgather_async(mine, process_set=process_set))
+
+
+class HorovodAllgather(torch.autograd.Function):
+    """allgather with a gradient: this rank's rows of the summed output
+    gradient."""
+
+    @staticmethod
+    def forward(ctx, tensor, name, process_set):
+        ctx.dim = tensor.shape[0] if tensor.dim() else 0
+        ctx.process_set = process_set
+        return synchronize(allgather_async(tensor, name, process_set))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_reduced = allreduce(grad_output, op=Sum,
+                                 process_set=ctx.process_set)
+        dims = _rows_of_every_rank([ctx.dim], ctx.process_set)[:, 0]
+        r = ctx.process_set.rank()
+        offset = int(dims[:r].sum()) if r > 0 else 0
+        return grad_reduced.narrow(0, offset, ctx.dim), None, None
+
+
+def allgather(tensor, name=None, process_set=global_process_set):
+    """Concatenates `tensor` from every rank along the first dimension;
+    differentiable."""
+    return HorovodAllgather.apply(tensor, name, process_set)
+
+
+class HorovodGroupedAllgather(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, name, process_set, *tensors):
+        ctx.dims = [t.shape[0] if t.dim() else 0 for t in tensors]
+        ctx.process_set = process_set
+        return tuple(synchronize(grouped_allgather_async(tensors, name,
+                                                         process_set)))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        grads = grouped_allreduce(list(grad_outputs), op=Sum,
+                                  process_set=ctx.process_set)
+        dims = _rows_of_every_rank(ctx.dims, ctx.process_set)
+        r = ctx.process_set.rank()
+        out = []
+        for i, g in enumerate(grads):
+            offset = int(dims[:r, i].sum()) if r > 0 else 0
+            out.append(g.narrow(0, offset, ctx.dims[i]))
+        return (None, None) + tuple(out)
+
+
+def grouped_allgather(tensors, name=None, process_set=global_process_set):
+    """allgather of a list of tensors as one unit; differentiable."""
+    return list(HorovodGroupedAllgather.apply(name, process_set, *tensors))
+
+
+# ---- broadcast ------------------------------------------------------------
+
+def _broadcast_start(tensor, root_rank, name, process_set, in_place):
+    host = _host(tensor)
+    if in_place:
+        target = host
+        write = _writer([tensor], [host])
+
+        def value():
+            return write()[0]
+    else:
+        target = host.clone() if host is tensor or host.data_ptr() == \
+            tensor.data_ptr() else host
+
+        def value():
+            return _back_to(tensor.device, target)
+    return _start(_capi.COLL_BROADCAST, "broadcast", name, [target],
+                  _released(value), (host, target), process_set=process_set,
+                  root=root_rank)
+
+
+def broadcast_async(tensor, root_rank, name=None,
+                    process_set=global_process_set):
+    """Starts sending root_rank's `tensor` to every rank, into a new
+    tensor."""
+    return _broadcast_start(tensor, root_rank, name, process_set, False)
+
+
+def broadcast_async_(tensor, root_rank, name=None,
+                     process_set=global_process_set):
+    """As broadcast_async, into `tensor` itself."""
+    return _broadcast_start(tensor, root_rank, name, process_set, True)
+
+
+def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
+    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
+
+
+class HorovodBroadcast(torch.autograd.Function):
+    """broadcast with a gradient: the summed gradient on the root, zero
+    elsewhere."""
+
+    @staticmethod
+    def forward(ctx, tensor, root_rank, name, process_set):
+        ctx.root_rank = root_rank
+        ctx.process_set = process_set
+        return synchronize(broadcast_async(tensor, root_rank, name,
+                                           process_set))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_reduced = allreduce(grad_output, op=Sum,
+                                 process_set=ctx.process_set)
+        if ctx.process_set.rank() != ctx.root_rank:
+            grad_reduced = grad_reduced * 0
+        return grad_reduced, None, None, None
+
+
+def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
+    """root_rank's `tensor` on every rank, as a new tensor;
+    differentiable."""
+    return HorovodBroadcast.apply(tensor, root_rank, name, process_set)
+
+
+# ---- alltoall -------------------------------------------------------------
+
+def _split_list(splits):
+    if splits is None:
+        return None
+    if isinstance(splits, torch.Tensor):
+        if splits.dim() != 1:
+            raise ValueError("splits must be a 1-D tensor or a list")
+        if splits.dtype.is_floating_point or splits.dtype == torch.bool:
+            raise ValueError("splits must hold integers")
+        return [int(s) for s in splits.tolist()]
+    return [int(s) for s in splits]
+
+
+def alltoall_async(tensor, splits=None, name=None,
+                   process_set=global_process_set):
+    """Starts sending splits[i] rows of `tensor` to rank i (equal parts when
+    splits is None); synchronize() returns (output, received_splits)."""
+    host = _host(tensor)
+    if host.dim() == 0:
+        raise ValueError("alltoall needs a tensor of at least one dimension")
+    split_list = _split_list(splits)
+    gathered = _gathered([tensor], single=True)
+
+    def finish(core):
+        count = ctypes.c_int32(0)
+        data = ctypes.POINTER(ctypes.c_int32)()
+        status = _capi.lib.hvd_handle_received_splits(
+            core, ctypes.byref(data), ctypes.byref(count))
+        received = torch.tensor(data[:count.value] if status == _capi.OK
+                                else [], dtype=torch.int32)
+        return gathered(core), received
+
+    return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish, host,
+                  process_set=process_set, splits=split_list)
+
+
+class HorovodAlltoall(torch.autograd.Function):
+    """alltoall with a gradient: the gradient sent back the way it came."""
+
+    @staticmethod
+    def forward(ctx, tensor, splits, name, process_set):
+        output, received = synchronize(alltoall_async(tensor, splits, name,
+                                                      process_set))
+        ctx.process_set = process_set
+        ctx.received = received
+        ctx.mark_non_differentiable(received)
+        return output, received
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_received):
+        grad, _ = synchronize(alltoall_async(
+            grad_output.contiguous(), ctx.received,
+            process_set=ctx.process_set))
+        return grad, None, None, None
+
+
+def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
+    """Scatters slices of `tensor` to every rank and gathers theirs, along
+    the first dimension; differentiable. Returns the output, and with
+    `splits` given, also the rows received from each rank."""
+    output, received = HorovodAlltoall.apply(tensor, splits, name,
+                                             process_set)
+    if splits is None:
+        return output
+    return output, received
+
+
+# ---- reducescatter --------------------------------------------------------
+
+def _reducescatter_start(tensors, name, op, process_set, prescale_factor,
+                         postscale_factor, single):
+    hosts = [_host(t) for t in tensors]
+    n = process_set.size()
+    r = process_set.rank()
+    results = []
+    for h in hosts:
+        if h.dim() == 0:
+            raise ValueError("reducescatter needs tensors of at least one "
+                             "dimension")
+        rows = h.shape[0] // n + (1 if r < h.shape[0] % n else 0)
+        results.append(torch.empty((rows,) + tuple(h.shape[1:]),
+                                   dtype=h.dtype))
+
+    def value():
+        out = [_back_to(t.device, x) for t, x in zip(tensors, results)]
+        return out[0] if single else out
+
+    kind = "reducescatter" if single else "grouped_reducescatter"
+    return _start(_capi.COLL_REDUCESCATTER, kind, name, hosts,
+                  _released(value), (hosts, results), outputs=results,
+                  process_set=process_set, op=op, prescale=prescale_factor,
+                  postscale=postscale_factor)
+
+
+def reducescatter_async(tensor, name=None, op=Average,
+                        process_set=global_process_set, prescale_factor=1.0,
+                        postscale_factor=1.0):
+    """Starts reducing `tensor` over the process set and keeping this
+    rank's rows of the first dimension (rows / size each, one more on the
+    first rows % size ranks)."""
+    return _reducescatter_start([tensor], name, op, process_set,
+                                prescale_factor, postscale_factor, True)
+
+
+def grouped_reducescatter_async(tensors, name=None, op=Average,
+                                process_set=global_process_set,
+                                prescale_factor=1.0, postscale_factor=1.0):
+    return _reducescatter_start(list(tensors), name, op, process_set,
+                                prescale_factor, postscale_factor, False)
+
+
+def _scatter_grad(grads, op, process_set, scale):
+    if op == Average:
+        scale = scale / process_set.size()
+    return [g * scale if scale != 1.0 else g for g in grads]
+
+
+class HorovodReducescatter(torch.autograd.Function):
+    """reducescatter with a gradient: the allgather of the gradients,
+    scaled as the forward op scaled."""
+
+    @staticmethod
+    def forward(ctx, tensor, name, op, process_set, prescale_factor,
+                postscale_factor):
+        ctx.op = op
+        ctx.process_set = process_set
+        ctx.scale = prescale_factor * postscale_factor
+        return synchronize(reducescatter_async(
+            tensor, name, op, process_set, prescale_factor,
+            postscale_factor))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad = allgather(grad_output.contiguous(),
+                         process_set=ctx.process_set)
+        return (_scatter_grad([grad], ctx.op, ctx.process_set, ctx.scale)[0],
+                None, None, None, None, None)
+
+
+def reducescatter(tensor, name=None, compression=Compression.none,
+                  op=Average, process_set=global_process_set,
+                  prescale_factor=1.0, postscale_factor=1.0):
+    """Reduces `tensor` over the process set and returns this rank's rows;
+    differentiable."""
+    compressed, ctx = compression.compress(tensor)
+    out = HorovodReducescatter.apply(compressed, name, op, process_set,
+                                     prescale_factor, postscale_factor)
+    return compression.decompress(out, ctx)
+
+
+class HorovodGroupedReducescatter(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, name, op, process_set, prescale_factor,
+                postscale_factor, *tensors):
+        ctx.op = op
+        ctx.process_set = process_set
+        ctx.scale = prescale_factor * postscale_factor
+        return tuple(synchronize(grouped_reducescatter_async(
+            tensors, name, op, process_set, prescale_factor,
+            postscale_factor)))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        grads = grouped_allgather([g.contiguous() for g in grad_outputs],
+                                  process_set=ctx.process_set)
+        return (None,) * 5 + tuple(
+            _scatter_grad(grads, ctx.op, ctx.process_set, ctx.scale))
+
+
+def grouped_reducescatter(tensors, name=None, compression=Compression.none,
+                          op=Average, process_set=global_process_set,
+                          prescale_factor=1.0, postscale_factor=1.0):
+    pairs = [compression.compress(t) for t in tensors]
+    out = HorovodGroupedReducescatter.apply(
+        name, op, process_set, prescale_factor, postscale_factor,
+        *[p[0] for p in pairs])
+    return [compression.decompress(o, p[1]) for o, p in zip(out, pairs)]
+
+
+# ---- sparse, join, barrier ------------------------------------------------
+
+def sparse_allreduce_async(tensor, name, op, process_set=global_process_set):
+    """Starts reducing a sparse COO tensor by gathering every rank's indices
+    and values; returns a handle (a callable) that synchronize() turns into
+    the reduced sparse tensor."""
+    t = tensor.coalesce() if not tensor.is_coalesced() else tensor
+    indices_handle = allgather_async(
+        t._indices().transpose(0, 1).contiguous(), name=f"{name}.indices",
+        process_set=process_set)
+    values_handle = allgather_async(t._values().contiguous(),
+                                    name=f"{name}.values",
+                                    process_set=process_set)
+
+    def handle():
+        values = synchronize(values_handle)
+        indices = synchronize(indices_handle)
+        if op == Average:
+            values = values / process_set.size()
+        if indices.dim() == 0 or values.dim() == 0:
+            return t.new().resize_as_(t)
+        return torch.sparse_coo_tensor(indices.transpose(0, 1), values,
+                                       t.size())
+
+    return handle
+
+
+def join(device=-1):
+    """Declares that this rank has no more data: until every rank has
+    joined, the others' allreduces run with this rank contributing zeros.
+    Returns the rank that joined last."""
+    if not is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    core = _enqueue(_capi.COLL_JOIN, None, [])
+    _wait(core)
+    try:
+        desc = _capi.Tensor()
+        status = _capi.lib.hvd_handle_output(core, 0, ctypes.byref(desc))
+        if status != _capi.OK:
+            _basics.raise_for_status(status, "join")
+        return ctypes.cast(desc.data, ctypes.POINTER(ctypes.c_int32))[0]
+    finally:
+        _capi.lib.hvd_release(core)
+
+
+def barrier(process_set=global_process_set):
+    """Returns once every rank of the process set has called barrier()."""
+    core = _enqueue(_capi.COLL_BARRIER, None, [], process_set=process_set)
+    _wait(core)
+    _capi.lib.hvd_release(core)

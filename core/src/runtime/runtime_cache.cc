@@ -1,0 +1,170 @@
+// The response cache's part of the background thread's cycle
+// (response_cache.h): offering cached ops by their bits, the coordinator's
+// AND over each set's members, and every rank applying the same changes in
+// the order of the response list.
+#include <algorithm>
+
+#include "common/error.h"
+#include "runtime/fusion.h"
+#include "runtime/process_set.h"
+#include "runtime/reducers.h"
+#include "runtime/response_cache.h"
+#include "runtime/runtime.h"
+#include "runtime/stall_inspector.h"
+
+namespace hvd::runtime {
+
+void Runtime::plan(Response& r, const ProcessSet& set) {
+  if (r.kind != ResponseKind::kData) return;
+  reducers_->candidates(r.collective, set.planning_team->view(), r.mem_kind,
+                        response_bytes(r, set.size()), "", candidates_);
+  r.reducer = candidates_.empty() ? "" : reducers_->at(candidates_[0]).name();
+  if (r.op == HVD_OP_ADASUM && r.collective == HVD_COLL_ALLREDUCE &&
+      reducers_->index_of("adasum") >= 0) {
+    r.reducer = "adasum";  // the others decline the op
+    return;
+  }
+  if (preferred_reducer_.empty()) return;
+  for (size_t index : candidates_) {
+    if (reducers_->at(index).name() == preferred_reducer_) {
+      r.reducer = preferred_reducer_;  // the autotuner's, where it can run
+      return;
+    }
+  }
+}
+
+void Runtime::offer_cached() {
+  requests_.cache_hits.clear();
+  requests_.cache_stale.clear();
+  // Looked up again each cycle: every rank's cache is the same at the start
+  // of a cycle, so a bit means the same entry on all of them.
+  size_t kept = 0;
+  for (PendingOp* op : cached_waiting_) {
+    const ProcessSet* set = find_set(op->request.process_set);
+    uint32_t bit = 0;
+    switch (cache_->lookup(op->request, set->rank, &bit)) {
+      case ResponseCache::Lookup::kHit:
+        set_bit(requests_.cache_hits, bit);
+        cached_waiting_[kept++] = op;
+        continue;
+      case ResponseCache::Lookup::kStale:
+        set_bit(requests_.cache_stale, bit);
+        break;
+      case ResponseCache::Lookup::kMiss:
+        break;
+    }
+    op->awaiting_cache = false;
+    requests_.requests.push_back(op->request);
+  }
+  cached_waiting_.resize(kept);
+}
+
+void Runtime::coordinate_cached(const std::vector<RequestList>& lists,
+                                ResponseList& out) {
+  if (cache_->capacity() == 0) return;
+  std::vector<uint64_t> stale, any_hit;
+  auto merge = [](std::vector<uint64_t>& into,
+                  const std::vector<uint64_t>& words) {
+    if (into.size() < words.size()) into.resize(words.size(), 0);
+    for (size_t w = 0; w < words.size(); ++w) into[w] |= words[w];
+  };
+  for (const RequestList& list : lists) {
+    merge(stale, list.cache_stale);
+    merge(any_hit, list.cache_hits);
+  }
+  // Ready bits, per process set, in bit order.
+  std::vector<std::vector<Response>> ready(sets_.size());
+  for (uint32_t bit = 0; bit < any_hit.size() * 64; ++bit) {
+    if (!test_bit(any_hit, bit) || !cache_->in_use(bit) ||
+        test_bit(stale, bit)) {
+      continue;
+    }
+    const Response& cached = cache_->at(bit);
+    size_t index = 0;
+    while (index < sets_.size() && sets_[index]->id != cached.process_set) {
+      ++index;
+    }
+    if (index == sets_.size()) continue;
+    const ProcessSet& set = *sets_[index];
+    int32_t hits = 0, joined = 0;
+    for (int32_t k = 0; k < set.size(); ++k) {
+      if (test_bit(lists[set.world_ranks[k]].cache_hits, bit)) {
+        ++hits;
+      } else if (set.coordinator->has_joined(k)) {
+        ++joined;
+      }
+    }
+    if (hits > 0 && timeline_.on()) {
+      mark_arrivals(set, cached.entries[0].name, lists, bit);
+    }
+    if (hits == 0) continue;
+    if (hits + joined < set.size()) {
+      if (stall_) {
+        // A cached op some ranks have ready waits as a full request would.
+        auto now = std::chrono::steady_clock::now();
+        for (int32_t k = 0; k < set.size(); ++k) {
+          if (test_bit(lists[set.world_ranks[k]].cache_hits, bit)) {
+            stall_->submitted(set.id, set.world_ranks, cached.entries[0].name,
+                              k, now);
+          }
+        }
+      }
+      continue;
+    }
+    if (stall_) stall_->resolved(set.id, cached.entries[0].name);
+    if (joined > 0 && cached.collective != HVD_COLL_ALLREDUCE) {
+      // Full negotiation gives the error every rank should see.
+      set_bit(stale, bit);
+      continue;
+    }
+    Response r = cached;
+    r.cache_bits = {bit};
+    ready[index].push_back(std::move(r));
+  }
+  for (size_t i = 0; i < sets_.size(); ++i) {
+    if (ready[i].empty()) continue;
+    for (Response& r :
+         fuse(std::move(ready[i]), fusion_threshold_, sets_[i]->size())) {
+      plan(r, *sets_[i]);
+      out.responses.push_back(std::move(r));
+    }
+  }
+  for (uint32_t bit = 0; bit < stale.size() * 64; ++bit) {
+    if (test_bit(stale, bit)) out.cache_erase.push_back(bit);
+  }
+}
+
+void Runtime::apply_cache(ResponseList& list) {
+  std::vector<bool> from_cache(list.responses.size(), false);
+  for (size_t i = 0; i < list.responses.size(); ++i) {
+    Response& r = list.responses[i];
+    if (r.cache_bits.empty()) continue;
+    from_cache[i] = true;
+    std::vector<uint32_t> bits = std::move(r.cache_bits);
+    std::string reducer = std::move(r.reducer);
+    r = cache_->at(bits[0]);
+    r.entries.clear();
+    r.reducer = std::move(reducer);
+    for (uint32_t bit : bits) {
+      r.entries.push_back(cache_->at(bit).entries[0]);
+      cache_->touch(bit);
+    }
+    ProcessSet* set = find_set(r.process_set);
+    if (!set || !set->member()) continue;
+    for (const Entry& e : r.entries) {
+      auto it = set->negotiating.find(e.name);
+      if (it != set->negotiating.end()) it->second->awaiting_cache = false;
+    }
+  }
+  for (uint32_t bit : list.cache_erase) cache_->erase(bit);
+  for (size_t i = 0; i < list.responses.size(); ++i) {
+    if (!from_cache[i]) cache_->put(list.responses[i]);
+  }
+  // Ops a cached response now runs are the executor's.
+  cached_waiting_.erase(
+      std::remove_if(cached_waiting_.begin(), cached_waiting_.end(),
+                     [](PendingOp* op) { return !op->awaiting_cache; }),
+      cached_waiting_.end());
+}
+
+}  // namespace hvd::runtime

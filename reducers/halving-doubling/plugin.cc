@@ -1,0 +1,121 @@
+// The halving-doubling reducer's ABI table: options, scores and post().
+#include <cstring>
+#include <memory>
+
+#include "../common/collective.h"
+#include "../common/options.h"
+#include "../common/score_list.h"
+#include "../common/task.h"
+#include "halving_doubling.h"
+#include "horovod/reducer.h"
+#include "horovod_plugin/boundary.h"
+
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
+
+struct hvd_reducer_s {
+  explicit hvd_reducer_s(const hvd_host* host) : core(host) {}
+  hvd::reducers::ReducerCore core;
+  hvd::reducers::halving_doubling::Options options;
+};
+
+namespace hvd::reducers::halving_doubling {
+namespace {
+
+hvd_status init(const hvd_host* host, hvd_reducer** out) {
+  return guarded([&] {
+    check_host(host, "halving-doubling");
+    if (out == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT, "halving-doubling: out is NULL");
+    }
+    auto r = std::make_unique<hvd_reducer_s>(host);
+    int64_t depth = r->options.pipeline_depth;
+    read_options(
+        host, {{"chunk_bytes", &r->options.chunk_bytes, 64, uint64_t(1) << 30}},
+        {{"pipeline_depth", &depth, 1, 64}});
+    r->options.pipeline_depth = depth;
+    *out = r.release();
+    return HVD_OK;
+  });
+}
+
+hvd_status finalize(hvd_reducer* r) {
+  delete r;
+  return HVD_OK;
+}
+
+const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
+
+// Between the tree's small messages and the ring's large ones: as few steps
+// as the tree (2 log2 p) with the ring's volume. Off a power of two the
+// fold adds a whole-buffer transfer, which the ring does not pay.
+hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
+                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+  ScoreList list;
+  if (!list.open("halving-doubling", ranges, count)) {
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
+  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
+  if (coll == HVD_COLL_ALLREDUCE) {
+    const bool even = is_power_of_two(team->size);
+    // Measured (horovod-bench --sweep, 2 to 4 ranks over shm): fastest
+    // from 256 KiB to 1 MiB on a power of two; the tree below and off a
+    // power of two, the ring above.
+    list.add(0, uint64_t(256) << 10, 40);
+    list.add(uint64_t(256) << 10, uint64_t(1) << 20, even ? 85 : 40);
+    list.add(uint64_t(1) << 20, UINT64_MAX, even ? 70 : 50);
+  }
+  return HVD_OK;
+}
+
+hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
+                const hvd_p2p_api* api, hvd_p2p* p2p, hvd_task** out) {
+  return guarded([&] {
+    if (r == nullptr || out == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT,
+           "halving-doubling post: reducer or out is NULL");
+    }
+    const Collective c = read_collective(args, api, p2p);
+    if (c.kind != HVD_COLL_ALLREDUCE) {
+      fail(HVD_ERR_UNSUPPORTED,
+           std::string("halving-doubling does not offer ") +
+               collective_name(c.kind));
+    }
+    TaskGuard task(
+        r->core.begin_task("halving-doubling allreduce", c, api, p2p));
+    build_allreduce(*task, c, r->options);
+    task->schedule.start();
+    *out = task.release();
+    return HVD_OK;
+  });
+}
+
+hvd_reducer_api make_table() {
+  hvd_reducer_api t;
+  std::memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  t.kind = HVD_PLUGIN_REDUCER;
+  t.abi_major = HVD_ABI_VERSION_MAJOR;
+  t.abi_minor = HVD_ABI_VERSION_MINOR;
+  t.name = "halving-doubling";
+  t.version = "1.0";
+  t.init = init;
+  t.finalize = finalize;
+  t.last_error = last_error;
+  t.score = score;
+  t.post = post;
+  t.progress = task_progress;
+  t.task_free = task_free;
+  t.abort_task = task_abort;
+  return t;
+}
+
+}  // namespace
+}  // namespace hvd::reducers::halving_doubling
+
+extern "C" HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api(
+    uint32_t core_major, uint32_t) {
+  static const hvd_reducer_api table =
+      hvd::reducers::halving_doubling::make_table();
+  return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;
+}

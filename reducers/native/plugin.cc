@@ -1,0 +1,141 @@
+// The native reducer's ABI table: it runs a collective with the native
+// collectives of the transport serving the team (MPI's MPI_Iallreduce,
+// NCCL's, Gloo's), and answers HVD_ERR_UNSUPPORTED where that transport has
+// none, so the planner falls through to the point-to-point algorithms.
+#include <cstring>
+#include <memory>
+
+#include "horovod/reducer.h"
+#include "horovod_plugin/boundary.h"
+#include "task.h"
+
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
+using hvd_plugin::set_last_error;
+
+struct hvd_reducer_s {
+  const hvd_host* host = nullptr;
+};
+
+namespace hvd::reducers::native {
+namespace {
+
+// Above ring (80) and tree wherever it is offered: a library's own
+// collectives are tuned for its fabric, and where the team's transport has
+// none, post() declines and the planner takes the next.
+constexpr int32_t kScore = 90;
+
+hvd_status init(const hvd_host* host, hvd_reducer** out) {
+  return guarded([&] {
+    if (host == nullptr || out == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT, "native: host or out is NULL");
+    }
+    if (host->abi_major != HVD_ABI_VERSION_MAJOR ||
+        !HVD_HAS_FIELD(host, hvd_host, device) || host->device == nullptr) {
+      fail(HVD_ERR_VERSION, "native: the host table lacks the device layer");
+    }
+    if (host->config != nullptr && host->config->count > 0) {
+      host->config_error(host->ctx, host->config->values[0].key,
+                         "the native reducer has no options");
+      fail(HVD_ERR_CONFIG, "native: unknown key in [reducer.native]");
+    }
+    auto r = std::make_unique<hvd_reducer_s>();
+    r->host = host;
+    *out = r.release();
+    return HVD_OK;
+  });
+}
+
+hvd_status finalize(hvd_reducer* r) {
+  delete r;
+  return HVD_OK;
+}
+
+const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
+
+hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
+                 hvd_mem_kind, hvd_score_range* ranges, size_t* count) {
+  if (count == nullptr || (ranges == nullptr && *count > 0)) {
+    set_last_error("native score: count or ranges is NULL");
+    return HVD_ERR_INVALID_ARGUMENT;
+  }
+  const size_t room = *count;
+  *count = 0;
+  if (team == nullptr || team->size < 2 || room == 0) return HVD_OK;
+  switch (coll) {
+    case HVD_COLL_ALLREDUCE:
+    case HVD_COLL_ALLGATHER:
+    case HVD_COLL_BROADCAST:
+    case HVD_COLL_ALLTOALL:
+    case HVD_COLL_REDUCESCATTER:
+    case HVD_COLL_BARRIER:
+      ranges[0].struct_size = sizeof ranges[0];
+      ranges[0].min_bytes = 0;
+      ranges[0].max_bytes = UINT64_MAX;
+      ranges[0].score = kScore;
+      *count = 1;
+      break;
+    default:
+      break;
+  }
+  return HVD_OK;
+}
+
+hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
+                const hvd_p2p_api* api, hvd_p2p* p2p, hvd_task** out) {
+  return guarded([&] {
+    if (r == nullptr || out == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT, "native post: reducer or out is NULL");
+    }
+    *out = start_task(r->host, args, api, p2p);
+    return HVD_OK;
+  });
+}
+
+hvd_status progress(hvd_task* task, hvd_completion* out) {
+  if (task == nullptr) return HVD_ERR_INVALID_ARGUMENT;
+  return progress_task(task, out);
+}
+
+hvd_status task_free(hvd_task* task) {
+  if (task) free_task(task);
+  return HVD_OK;
+}
+
+hvd_status abort_task(hvd_task* task, hvd_status reason, int32_t peer) {
+  if (task == nullptr) return HVD_ERR_INVALID_ARGUMENT;
+  if (task->abort_claimed.exchange(true)) return HVD_OK;
+  task->abort_peer.store(peer, std::memory_order_relaxed);
+  task->abort_reason.store(reason == HVD_OK ? HVD_ERR_ABORTED : reason,
+                           std::memory_order_release);
+  return HVD_OK;
+}
+
+hvd_reducer_api make_table() {
+  hvd_reducer_api t;
+  std::memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  t.kind = HVD_PLUGIN_REDUCER;
+  t.abi_major = HVD_ABI_VERSION_MAJOR;
+  t.abi_minor = HVD_ABI_VERSION_MINOR;
+  t.name = "native";
+  t.version = "1.0";
+  t.init = init;
+  t.finalize = finalize;
+  t.last_error = last_error;
+  t.score = score;
+  t.post = post;
+  t.progress = progress;
+  t.task_free = task_free;
+  t.abort_task = abort_task;
+  return t;
+}
+
+}  // namespace
+}  // namespace hvd::reducers::native
+
+extern "C" HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api(
+    uint32_t core_major, uint32_t) {
+  static const hvd_reducer_api table = hvd::reducers::native::make_table();
+  return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;
+}

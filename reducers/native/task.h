@@ -1,0 +1,37 @@
+// One collective run by the team's transport itself (its collectives
+// extension, reached through hvd_p2p_api.native): prescale, post, drive
+// the request with native_test() until it completes, postscale.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "horovod/reducer.h"
+
+struct hvd_task_s {
+  const hvd_host* host = nullptr;
+  const hvd_p2p_api* api = nullptr;
+  hvd_p2p* p2p = nullptr;
+  const hvd_coll_args* args = nullptr;
+  const hvd_transport_collectives* native = nullptr;
+  hvd_coll_comm* comm = nullptr;
+  hvd_reduce_op op = HVD_OP_SUM;   // what the transport reduces with
+  hvd_request* request = nullptr;  // null once it completed
+  void* scratch = nullptr;         // prescaled send of a reducescatter
+  size_t result_count = 0;         // elements postscaled in recv
+  std::atomic<bool> abort_claimed{false};
+  std::atomic<hvd_status> abort_reason{HVD_OK};
+  std::atomic<int32_t> abort_peer{-1};
+};
+
+namespace hvd::reducers::native {
+
+// Posts the collective; throws a Failure (HVD_ERR_UNSUPPORTED when the
+// team's transport has no native collective for it, before anything was
+// written).
+hvd_task* start_task(const hvd_host* host, const hvd_coll_args* args,
+                     const hvd_p2p_api* api, hvd_p2p* p2p);
+hvd_status progress_task(hvd_task* task, hvd_completion* out);
+void free_task(hvd_task* task);
+
+}  // namespace hvd::reducers::native

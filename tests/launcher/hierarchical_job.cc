@@ -1,0 +1,223 @@
+// The hierarchical reducer against the flat ring, as one job: run with
+//   horovodrun ... launcher_hierarchical_job CONFIG.toml...
+// For each configuration it initialises horovod, prints this rank's layout,
+// runs allreduces (int32 sums that wrap, float32 sums of small integers, so
+// exact, float32 sums of arbitrary values, float64 max) and allgathers of
+// rows that differ per rank, checks what can be checked exactly, and prints
+// one digest per result:
+//   digest <config> <case> <fnv-1a of the result's bytes>
+// The driver compares the digests across ranks and configurations. Exits
+// non-zero on any failure, naming it.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "horovod/horovod.h"
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const std::string& what) {
+  if (ok) return;
+  ++failures;
+  std::printf("rank %d: FAIL: %s\n", hvd_rank(), what.c_str());
+}
+
+uint64_t fnv(const void* data, size_t bytes) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+uint32_t mix(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  return x ^ (x >> 16);
+}
+
+hvd_dl_dtype dl(hvd_dtype d) {
+  switch (d) {
+    case HVD_INT32:
+      return {HVD_DL_INT, 32, 1};
+    case HVD_FLOAT64:
+      return {HVD_DL_FLOAT, 64, 1};
+    default:
+      return {HVD_DL_FLOAT, 32, 1};
+  }
+}
+
+hvd_tensor tensor(void* data, hvd_dtype d, const int64_t* shape, int ndim) {
+  hvd_tensor t{};
+  t.struct_size = sizeof t;
+  t.data = data;
+  t.device = {HVD_MEM_HOST, 0};
+  t.ndim = ndim;
+  t.dtype = dl(d);
+  t.shape = shape;
+  return t;
+}
+
+bool run(hvd_op& op, hvd_handle** handle, const std::string& what) {
+  op.struct_size = sizeof op;
+  op.name = what.c_str();
+  op.prescale = 1.0;
+  op.postscale = 1.0;
+  hvd_status s = hvd_enqueue(&op, handle);
+  if (s == HVD_OK) s = hvd_wait(*handle, 60000);
+  if (s != HVD_OK) {
+    expect(false,
+           what + ": " + hvd_status_string(s) + ": " +
+               (*handle ? hvd_handle_message(*handle) : hvd_last_error()));
+    return false;
+  }
+  return true;
+}
+
+void digest(const std::string& config, const std::string& what,
+            const void* data, size_t bytes) {
+  std::printf("digest %s %s %016llx\n", config.c_str(), what.c_str(),
+              static_cast<unsigned long long>(fnv(data, bytes)));
+}
+
+template <typename T>
+void allreduce(const std::string& config, const char* kind, hvd_dtype d,
+               hvd_reduce_op rop, size_t n, T (*value)(int, size_t),
+               bool exact) {
+  const int me = hvd_rank(), size = hvd_size();
+  std::vector<T> buf(n), want(n);
+  for (size_t i = 0; i < n; ++i) buf[i] = value(me, i);
+  for (size_t i = 0; i < n; ++i) {
+    T acc = value(0, i);
+    for (int r = 1; r < size; ++r) {
+      T v = value(r, i);
+      if (rop == HVD_OP_MAX) {
+        acc = v > acc ? v : acc;
+      } else if constexpr (sizeof(T) == 4 && T(-1) < T(0) && T(1) / 2 == 0) {
+        acc = static_cast<T>(static_cast<uint32_t>(acc) +
+                             static_cast<uint32_t>(v));
+      } else {
+        acc += v;
+      }
+    }
+    want[i] = acc;
+  }
+  const std::string what = std::string(kind) + "." + std::to_string(n);
+  const int64_t shape[] = {static_cast<int64_t>(n)};
+  hvd_tensor t = tensor(buf.data(), d, shape, 1);
+  hvd_op op{};
+  op.collective = HVD_COLL_ALLREDUCE;
+  op.tensor_count = 1;
+  op.inputs = &t;
+  op.op = rop;
+  hvd_handle* handle = nullptr;
+  if (run(op, &handle, config + "." + what)) {
+    if (exact) {
+      expect(std::memcmp(buf.data(), want.data(), n * sizeof(T)) == 0,
+             config + " " + what + ": result differs from the exact one");
+    }
+    digest(config, what, buf.data(), n * sizeof(T));
+  }
+  if (handle) hvd_release(handle);
+}
+
+int32_t wrap_value(int r, size_t i) {
+  return static_cast<int32_t>(mix(static_cast<uint32_t>(i * 977 + r)));
+}
+float small_value(int r, size_t i) {
+  return static_cast<float>(static_cast<int>((i * 7 + r * 3) % 61) - 30);
+}
+float any_value(int r, size_t i) {
+  return static_cast<float>(mix(static_cast<uint32_t>(i + 31 * r)) % 100000) /
+         997.0f;
+}
+double max_value(int r, size_t i) {
+  return static_cast<double>(mix(static_cast<uint32_t>(i * 13 + r))) / 7.0;
+}
+
+void allgather(const std::string& config, size_t rows_base) {
+  const int me = hvd_rank(), size = hvd_size();
+  const int64_t cols = 3;
+  const int64_t rows = static_cast<int64_t>(rows_base) + me;
+  std::vector<int32_t> mine(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < mine.size(); ++i) mine[i] = wrap_value(me, i);
+  const int64_t shape[] = {rows, cols};
+  hvd_tensor t = tensor(mine.data(), HVD_INT32, shape, 2);
+  hvd_op op{};
+  op.collective = HVD_COLL_ALLGATHER;
+  op.tensor_count = 1;
+  op.inputs = &t;
+  const std::string what = "allgather_i32." + std::to_string(rows_base);
+  hvd_handle* handle = nullptr;
+  if (run(op, &handle, config + "." + what)) {
+    hvd_tensor out{};
+    out.struct_size = sizeof out;
+    if (hvd_handle_output(handle, 0, &out) == HVD_OK) {
+      std::vector<int32_t> want;
+      for (int r = 0; r < size; ++r) {
+        size_t n = (rows_base + static_cast<size_t>(r)) * cols;
+        for (size_t i = 0; i < n; ++i) want.push_back(wrap_value(r, i));
+      }
+      const auto* got = static_cast<const int32_t*>(out.data);
+      expect(out.shape[0] == static_cast<int64_t>(want.size() / cols) &&
+                 std::memcmp(got, want.data(), want.size() * 4) == 0,
+             config + " " + what + ": gathered rows differ");
+      digest(config, what, got, want.size() * 4);
+    } else {
+      expect(false, config + " " + what + ": no output");
+    }
+  }
+  if (handle) hvd_release(handle);
+}
+
+std::string stem(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int a = 1; a < argc; ++a) {
+    const std::string config = stem(argv[a]);
+    hvd_init_options o{};
+    o.struct_size = sizeof o;
+    o.config_path = argv[a];
+    hvd_status s = hvd_init(&o);
+    if (s != HVD_OK) {
+      std::printf("FAIL: init with %s: %s\n", argv[a], hvd_last_error());
+      return 1;
+    }
+    std::printf("layout %s rank=%d size=%d local=%d/%d cross=%d/%d\n",
+                config.c_str(), hvd_rank(), hvd_size(), hvd_local_rank(),
+                hvd_local_size(), hvd_cross_rank(), hvd_cross_size());
+    for (size_t n : {size_t(1), size_t(5), size_t(1001), size_t(262147)}) {
+      allreduce<int32_t>(config, "sum_i32", HVD_INT32, HVD_OP_SUM, n,
+                         wrap_value, true);
+      allreduce<float>(config, "sum_f32_exact", HVD_FLOAT32, HVD_OP_SUM, n,
+                       small_value, true);
+      allreduce<float>(config, "sum_f32_any", HVD_FLOAT32, HVD_OP_SUM, n,
+                       any_value, false);
+      allreduce<double>(config, "max_f64", HVD_FLOAT64, HVD_OP_MAX, n,
+                        max_value, true);
+    }
+    for (size_t rows : {size_t(0), size_t(2), size_t(40000)}) {
+      allgather(config, rows);
+    }
+    std::fflush(stdout);
+    s = hvd_shutdown();
+    if (s != HVD_OK) {
+      std::printf("FAIL: shutdown: %s\n", hvd_last_error());
+      return 1;
+    }
+  }
+  std::printf("rank done: %d failure(s)\n", failures);
+  return failures == 0 ? 0 : 1;
+}

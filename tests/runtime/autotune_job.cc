@@ -1,0 +1,124 @@
+// Autotune through the whole runtime, as one job: run with
+//   horovodrun -np N --autotune --autotune-log-file FILE runtime_autotune_job
+//       CONFIG.toml
+// Steps of mixed-size allreduces (checked every step, while the autotuner
+// switches fusion thresholds, cycle times and reducers under them) until
+// rank 0 finds the autotuner's CSV log ends with the setting it settled
+// on; then a few more steps, and rank 0 checks the log's lines.
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mp_support.h"
+
+using namespace mp;
+
+namespace {
+
+int R = 0, N = 1;
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+bool settled(const std::vector<std::string>& lines) {
+  return !lines.empty() && lines.back().find(",settled,") != std::string::npos;
+}
+
+void step(int index) {
+  const int kTensors = 16;
+  std::vector<Buffer> buffers;
+  std::vector<std::string> names;
+  for (int k = 0; k < kTensors; ++k) {
+    buffers.emplace_back(HVD_FLOAT32,
+                         std::vector<int64_t>{int64_t{256} << (k % 6)});
+    for (size_t i = 0; i < buffers.back().elements; ++i)
+      buffers.back().set(i, R + 1 + (i + index) % 5);
+    names.push_back("grad." + std::to_string(k));
+  }
+  std::vector<hvd_handle*> handles(kTensors, nullptr);
+  for (int k = kTensors - 1; k >= 0; --k) {
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, names[k], &buffers[k].desc, 1);
+    expect_ok(hvd_enqueue(&op, &handles[k]), "enqueue " + names[k]);
+  }
+  for (int k = 0; k < kTensors; ++k) {
+    if (!handles[k]) continue;
+    hvd_status s = hvd_wait(handles[k], 60000);
+    expect(s == HVD_OK, names[k] + ": " + hvd_handle_message(handles[k]));
+    hvd_release(handles[k]);
+    if (s != HVD_OK) continue;
+    for (size_t i = 0; i < buffers[k].elements; i += 97) {
+      double want =
+          N * (N + 1) / 2.0 + N * static_cast<double>((i + index) % 5);
+      if (buffers[k].get(i) != want) {
+        expect(false, "step " + std::to_string(index) + " " + names[k] +
+                          ": element " + std::to_string(i) + " is " +
+                          std::to_string(buffers[k].get(i)) + ", expected " +
+                          std::to_string(want));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2 || !getenv("HOROVOD_AUTOTUNE_LOG")) {
+    std::fprintf(stderr,
+                 "usage: horovodrun --autotune --autotune-log-file FILE %s "
+                 "CONFIG.toml\n",
+                 argv[0]);
+    return 2;
+  }
+  const std::string log = getenv("HOROVOD_AUTOTUNE_LOG");
+  hvd_init_options options{};
+  options.struct_size = sizeof options;
+  options.config_path = argv[1];
+  if (hvd_init(&options) != HVD_OK) {
+    std::printf("rank ?: FAIL: hvd_init: %s\n", hvd_last_error());
+    return 1;
+  }
+  R = hvd_rank();
+  N = hvd_size();
+  int steps = 0;
+  bool done = false;
+  while (!done && steps < 3000 && !g_failures) {
+    step(steps++);
+    Buffer flag(HVD_INT32, {1});
+    flag.set(0, R == 0 && settled(read_lines(log)) ? 1 : 0);
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, "settled?", &flag.desc, 1);
+    op.op = HVD_OP_MAX;
+    run_op(op);
+    done = flag.get(0) == 1;
+  }
+  expect(done,
+         "the autotuner did not settle in " + std::to_string(steps) + " steps");
+  for (int k = 0; k < 5; ++k) step(steps++);
+  if (R == 0) {
+    std::vector<std::string> lines = read_lines(log);
+    expect(lines.size() >= 4,
+           "the log has " + std::to_string(lines.size()) + " lines");
+    expect(!lines.empty() && lines[0].rfind("sample,stage,", 0) == 0,
+           "the log's header");
+    int samples = 0;
+    for (const std::string& line : lines) {
+      if (line.find(",fusion_threshold,") != std::string::npos) ++samples;
+    }
+    expect(samples >= 2,
+           "fusion threshold samples: " + std::to_string(samples));
+    std::printf("rank 0: autotune settled after %d steps: %s\n", steps,
+                lines.empty() ? "" : lines.back().c_str());
+  }
+  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
+  bar.name = nullptr;
+  run_op(bar);
+  expect_ok(hvd_shutdown(), "hvd_shutdown");
+  std::printf("rank %d: autotune: %s\n", R, g_failures ? "FAILED" : "passed");
+  return g_failures ? 1 : 0;
+}

@@ -1,0 +1,175 @@
+"""Process sets, shutdown and re-init, ops before init, timeline: each test
+starts and stops the runtime itself. Run under horovodrun -np 2 and -np 3."""
+
+import json
+import os
+
+import pytest
+import torch
+
+import horovod.torch as hvd
+from horovod.common.process_sets import ProcessSet
+
+# Known before init from the launcher, for building the sets.
+SIZE = int(os.environ.get("HOROVOD_SIZE", "1"))
+RANK = int(os.environ.get("HOROVOD_RANK", "0"))
+
+
+@pytest.fixture
+def sets():
+    even = ProcessSet(range(0, SIZE, 2))
+    odd = ProcessSet(range(1, SIZE, 2)) if SIZE > 1 else None
+    first_two = ProcessSet([1, 0] if SIZE > 1 else [0])
+    static = [s for s in (even, odd, first_two) if s is not None]
+    hvd.init(process_sets=static)
+    yield even, odd, first_two
+    hvd.barrier()
+    hvd.shutdown()
+
+
+def test_not_initialized_errors():
+    assert not hvd.is_initialized()
+    for query in (hvd.rank, hvd.size, hvd.local_rank, hvd.local_size,
+                  hvd.cross_rank, hvd.cross_size, hvd.is_homogeneous):
+        with pytest.raises(ValueError, match="not been initialized"):
+            query()
+    with pytest.raises(ValueError):
+        hvd.allreduce(torch.ones(2))
+    with pytest.raises(ValueError):
+        hvd.join()
+
+
+def test_reinit_after_shutdown():
+    for round_ in range(3):
+        hvd.init()
+        assert hvd.is_initialized() and hvd.size() == SIZE
+        out = hvd.allreduce(torch.ones(3) * round_, op=hvd.Sum,
+                            name="same.name")
+        assert torch.equal(out, torch.ones(3) * round_ * SIZE)
+        hvd.init()  # a second init is a no-op, as in Horovod
+        hvd.barrier()
+        hvd.shutdown()
+        assert not hvd.is_initialized()
+    hvd.shutdown()  # shutting down twice is fine
+
+
+def test_pending_op_fails_at_shutdown():
+    hvd.init()
+    hvd.barrier()
+    if SIZE > 1 and RANK == 0:
+        # Nobody else submits this one: shutdown fails it.
+        h = hvd.allreduce_async(torch.ones(2), name="never.matched")
+        hvd.shutdown()
+        with pytest.raises(hvd.HorovodInternalError):
+            hvd.synchronize(h)
+    else:
+        hvd.shutdown()
+
+
+def test_process_set_properties(sets):
+    even, odd, first_two = sets
+    assert hvd.global_process_set.process_set_id == 0
+    assert hvd.global_process_set.size() == SIZE
+    assert hvd.global_process_set.rank() == RANK
+    assert even.process_set_id == 1 and even.ranks == list(range(0, SIZE, 2))
+    assert first_two.ranks == sorted(first_two.ranks)
+    assert even.included() == (RANK % 2 == 0)
+    assert even.size() == len(range(0, SIZE, 2))
+    assert even.rank() == (RANK // 2 if RANK % 2 == 0 else -1)
+    assert "process_set_id=1" in str(even)
+    with pytest.raises(ValueError):
+        ProcessSet([0, "a"])
+
+
+def test_process_set_collectives(sets):
+    for ps in [s for s in sets if s is not None]:
+        if not ps.included():
+            with pytest.raises(ValueError, match="not part of"):
+                hvd.allreduce(torch.ones(2), process_set=ps)
+            continue
+        n, me = ps.size(), ps.rank()
+        t = torch.ones(4) * (RANK + 1)
+        total = float(sum(r + 1 for r in ps.ranks))
+        assert torch.equal(hvd.allreduce(t, op=hvd.Sum, process_set=ps),
+                           torch.full((4,), total))
+        assert torch.allclose(hvd.allreduce(t, process_set=ps),
+                              torch.full((4,), total / n))
+        g = hvd.allgather(torch.full((1, 2), RANK), process_set=ps)
+        assert g[:, 0].tolist() == ps.ranks
+        root_world = ps.ranks[-1]
+        b = hvd.broadcast(torch.full((3,), RANK), n - 1, process_set=ps)
+        assert torch.equal(b, torch.full((3,), root_world))
+        a = hvd.alltoall(torch.full((n,), RANK), process_set=ps)
+        assert a.tolist() == ps.ranks
+        rs = hvd.reducescatter(torch.ones(n * 2), op=hvd.Sum, process_set=ps)
+        assert torch.equal(rs, torch.full((2,), float(n)))
+        grouped = hvd.grouped_allreduce([t, t * 2], op=hvd.Sum,
+                                        process_set=ps)
+        assert torch.equal(grouped[1], torch.full((4,), 2 * total))
+        # gradients flow within the set
+        x = torch.ones(2, requires_grad=True)
+        hvd.allgather(x.view(1, 2), process_set=ps).sum().backward()
+        assert torch.equal(x.grad, torch.full((2,), float(n)))
+        hvd.barrier(process_set=ps)
+
+
+def test_unregistered_process_set(sets):
+    with pytest.raises(ValueError, match="not registered"):
+        hvd.allreduce(torch.ones(2), process_set=ProcessSet([0]))
+
+
+def test_dynamic_process_sets():
+    hvd.init(process_sets="dynamic")
+    try:
+        try:
+            ps = hvd.add_process_set([0])
+        except ValueError as e:
+            if "not supported" in str(e):
+                pytest.skip(f"this core has no dynamic process sets: {e}")
+            raise
+        assert ps.process_set_id is not None and ps.ranks == [0]
+        if ps.included():
+            out = hvd.allreduce(torch.ones(2), op=hvd.Sum, process_set=ps)
+            assert torch.equal(out, torch.ones(2))
+        assert hvd.remove_process_set(ps)
+        assert ps.process_set_id is None
+        assert not hvd.remove_process_set(ps)
+        with pytest.raises(ValueError, match="exists already"):
+            hvd.add_process_set(list(range(SIZE)))  # the global set's ranks
+        if SIZE > 2:
+            pair = hvd.add_process_set(hvd.ProcessSet([0, SIZE - 1]))
+            if pair.included():
+                out = hvd.allreduce(torch.ones(1), op=hvd.Sum,
+                                    process_set=pair)
+                assert out.item() == 2
+            else:
+                with pytest.raises(ValueError, match="not part of"):
+                    hvd.allreduce(torch.ones(1), process_set=pair)
+            assert hvd.remove_process_set(pair)
+    finally:
+        hvd.barrier()
+        hvd.shutdown()
+
+
+def test_timeline():
+    hvd.init()
+    path = f"/tmp/hvd-torch-timeline-{os.environ.get('HOROVOD_JOB_ID', 'x')}"
+    try:
+        try:
+            hvd.start_timeline(path + ".json")
+        except NotImplementedError as e:
+            pytest.skip(str(e))
+        hvd.allreduce(torch.ones(2), name="timeline.tensor")
+        hvd.stop_timeline()
+        hvd.barrier()
+        if RANK == 0:
+            with open(path + ".json") as f:
+                text = f.read()
+            assert "timeline.tensor" in text
+            json.loads(text)
+            os.remove(path + ".json")
+        with pytest.raises(ValueError):
+            hvd.start_timeline("")
+    finally:
+        hvd.barrier()
+        hvd.shutdown()

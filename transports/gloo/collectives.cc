@@ -1,0 +1,512 @@
+#include "collectives.h"
+
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoallv.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/types.h>
+
+#include <cstring>
+
+#include "common/host_access.h"
+#include "horovod_plugin/boundary.h"
+#include "store.h"
+#include "transport.h"
+
+namespace hvd_gloo {
+
+using hvd_plugin::fail;
+using hvd_plugin::guarded;
+
+Comm::Comm(Transport& transport, const hvd_team& team, std::string key_prefix)
+    : transport_(transport),
+      rank_(team.rank),
+      world_ranks_(team.world_ranks, team.world_ranks + team.size),
+      process_set_(team.process_set),
+      key_prefix_(std::move(key_prefix)) {
+  transport_.add_comm(this);
+  thread_ = std::thread([this] { run(); });
+}
+
+Comm::~Comm() {
+  transport_.remove_comm(this);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (Job& j : jobs_) {
+      transport_.complete(j.req, HVD_ERR_SHUT_DOWN, -1, 0);
+    }
+    jobs_.clear();
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+hvd_status Comm::ready(std::string* why) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ != HVD_OK && state_ != HVD_AGAIN && why != nullptr) *why = why_;
+  return state_;
+}
+
+bool Comm::same_team(const hvd_team& team) const {
+  return team.rank == rank_ && team.process_set == process_set_ &&
+         std::equal(world_ranks_.begin(), world_ranks_.end(), team.world_ranks,
+                    team.world_ranks + team.size);
+}
+
+void Comm::run() {
+  const auto timeout = transport_.options().timeout;
+  try {
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank_, size());
+    context->setTimeout(timeout);
+    BootstrapStore store(transport_.host(), key_prefix_, world_ranks_, timeout);
+    auto device = transport_.device();
+    context->connectFullMesh(store, device);
+    std::lock_guard<std::mutex> lock(mu_);
+    context_ = std::move(context);
+    state_ = HVD_OK;
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    why_ = "connecting the full mesh of process set " +
+           std::to_string(process_set_) + ": " + e.what();
+    state_ = HVD_ERR_PEER_FAILED;
+    return;
+  }
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      running_ = job.req;
+    }
+    hvd_status status = HVD_OK;
+    try {
+      job.body(*context_);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      status = what.find("Timed out") != std::string::npos
+                   ? HVD_ERR_TIMEOUT
+                   : HVD_ERR_PEER_FAILED;
+      std::lock_guard<std::mutex> lock(mu_);
+      hvd_transport_common::log(
+          transport_.host(), failure_ != HVD_OK ? HVD_LOG_DEBUG : HVD_LOG_ERROR,
+          "gloo: a collective of process set " + std::to_string(process_set_) +
+              " failed: " + what);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = nullptr;
+    if (failure_ != HVD_OK) {
+      transport_.complete(job.req, failure_, failure_peer_, 0);
+    } else {
+      // Gloo does not say which peer failed.
+      transport_.complete(job.req, status, -1, job.bytes);
+      if (status != HVD_OK) failure_ = status;
+    }
+  }
+}
+
+Request* Comm::post(std::function<void(gloo::rendezvous::Context&)> body,
+                    uint64_t bytes) {
+  Request* r = transport_.new_request(nullptr);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failure_ != HVD_OK || state_ != HVD_OK) {
+    transport_.complete(r, failure_ != HVD_OK ? failure_ : HVD_ERR_SHUT_DOWN,
+                        failure_peer_, 0);
+    return r;
+  }
+  jobs_.push_back(Job{r, std::move(body), bytes});
+  cv_.notify_one();
+  return r;
+}
+
+void Comm::abort(hvd_status reason, int32_t peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failure_ == HVD_OK) {
+    failure_ = reason;
+    failure_peer_ = peer;
+  }
+  for (Job& j : jobs_) transport_.complete(j.req, failure_, failure_peer_, 0);
+  jobs_.clear();
+  if (running_ != nullptr) {
+    transport_.complete(running_, failure_, failure_peer_, 0);
+  }
+  // Closing the pairs makes the running collective fail here and at the
+  // peers, and stops Gloo touching its buffers.
+  if (context_) context_->closeConnections();
+}
+
+// ---- the extension's entry points ---------------------------------------
+
+namespace {
+
+size_t element_size(hvd_dtype dtype) {
+  switch (dtype) {
+    case HVD_UINT8:
+    case HVD_INT8:
+    case HVD_BOOL:
+      return 1;
+    case HVD_UINT16:
+    case HVD_INT16:
+    case HVD_FLOAT16:
+    case HVD_BFLOAT16:
+      return 2;
+    case HVD_INT32:
+    case HVD_FLOAT32:
+      return 4;
+    case HVD_INT64:
+    case HVD_FLOAT64:
+      return 8;
+  }
+  return 0;
+}
+
+template <typename T>
+gloo::AllreduceOptions::Func reduce_fn(hvd_reduce_op op) {
+  switch (op) {
+    case HVD_OP_SUM:
+      return [](void* c, const void* a, const void* b, size_t n) {
+        gloo::sum<T>(c, a, b, n);
+      };
+    case HVD_OP_PRODUCT:
+      return [](void* c, const void* a, const void* b, size_t n) {
+        gloo::product<T>(c, a, b, n);
+      };
+    case HVD_OP_MIN:
+      return [](void* c, const void* a, const void* b, size_t n) {
+        gloo::min<T>(c, a, b, n);
+      };
+    case HVD_OP_MAX:
+      return [](void* c, const void* a, const void* b, size_t n) {
+        gloo::max<T>(c, a, b, n);
+      };
+  }
+  return nullptr;
+}
+
+bool native_dtype(hvd_dtype dtype) {
+  switch (dtype) {
+    case HVD_UINT8:
+    case HVD_INT8:
+    case HVD_INT32:
+    case HVD_INT64:
+    case HVD_FLOAT16:
+    case HVD_FLOAT32:
+    case HVD_FLOAT64:
+      return true;
+  }
+  return false;
+}
+
+bool native_op(hvd_reduce_op op, hvd_dtype dtype) {
+  switch (op) {
+    case HVD_OP_SUM:
+    case HVD_OP_MIN:
+    case HVD_OP_MAX:
+      return true;
+    case HVD_OP_PRODUCT:
+      return dtype != HVD_FLOAT16;  // Gloo has no float16 product
+  }
+  // AVERAGE: the core passes SUM and scales itself.
+  return false;
+}
+
+template <typename T>
+void run_allreduce(gloo::rendezvous::Context& ctx, const void* send, void* buf,
+                   size_t count, hvd_reduce_op op, uint32_t tag,
+                   std::chrono::milliseconds timeout) {
+  gloo::AllreduceOptions opts(
+      std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
+  if (send != buf)
+    opts.setInput(static_cast<T*>(const_cast<void*>(send)), count);
+  opts.setOutput(static_cast<T*>(buf), count);
+  opts.setReduceFunction(reduce_fn<T>(op));
+  opts.setTag(tag);
+  opts.setTimeout(timeout);
+  gloo::allreduce(opts);
+}
+
+Comm* as_comm(hvd_coll_comm* c) {
+  if (c == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "gloo: comm is NULL");
+  return reinterpret_cast<Comm*>(c);
+}
+
+void require_host(hvd_stream stream, const char* what) {
+  if (stream != nullptr) {
+    fail(HVD_ERR_UNSUPPORTED, std::string("gloo: ") + what +
+                                  " moves host memory only (stream given)");
+  }
+}
+
+// Element counts -> byte counts, checking that `displs` (may be NULL) lays
+// the blocks end to end, which is what Gloo's v-collectives take.
+std::vector<int64_t> contiguous_bytes(const size_t* counts,
+                                      const size_t* displs, int n, size_t esize,
+                                      const char* what) {
+  std::vector<int64_t> bytes(n);
+  size_t at = 0;
+  for (int i = 0; i < n; ++i) {
+    if (displs != nullptr && displs[i] != at) {
+      fail(HVD_ERR_UNSUPPORTED,
+           std::string("gloo: ") + what + " with gaps between blocks");
+    }
+    bytes[i] = static_cast<int64_t>(counts[i] * esize);
+    at += counts[i];
+  }
+  return bytes;
+}
+
+uint64_t total(const std::vector<int64_t>& bytes) {
+  uint64_t sum = 0;
+  for (int64_t b : bytes) sum += static_cast<uint64_t>(b);
+  return sum;
+}
+
+hvd_status comm_create(hvd_transport* t, const hvd_team* team,
+                       hvd_coll_comm** out) {
+  return guarded([&] {
+    if (t == nullptr || team == nullptr || out == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT, "gloo: comm_create: NULL argument");
+    }
+    auto* transport = reinterpret_cast<Transport*>(t);
+    Comm* comm = transport->pending_comm(*team);
+    std::string why;
+    hvd_status s = comm->ready(&why);
+    if (s == HVD_AGAIN) return HVD_AGAIN;
+    transport->forget_pending_comm(comm);
+    if (s != HVD_OK) {
+      delete comm;
+      fail(s, "gloo: " + why);
+    }
+    *out = reinterpret_cast<hvd_coll_comm*>(comm);
+    return HVD_OK;
+  });
+}
+
+hvd_status comm_destroy(hvd_coll_comm* c) {
+  return guarded([&] {
+    delete as_comm(c);
+    return HVD_OK;
+  });
+}
+
+int32_t supports(hvd_coll_comm*, hvd_collective coll, hvd_dtype dtype,
+                 hvd_reduce_op op, hvd_mem_kind mem) {
+  if (mem != HVD_MEM_HOST) return 0;
+  switch (coll) {
+    case HVD_COLL_ALLREDUCE:
+      return native_dtype(dtype) && native_op(op, dtype) ? 1 : 0;
+    case HVD_COLL_ALLGATHER:
+    case HVD_COLL_BROADCAST:
+    case HVD_COLL_ALLTOALL:
+      return element_size(dtype) != 0 ? 1 : 0;
+    case HVD_COLL_BARRIER:
+      return 1;
+  }
+  return 0;
+}
+
+hvd_status allreduce(hvd_coll_comm* c, const void* send, void* recv,
+                     size_t count, hvd_dtype dtype, hvd_reduce_op op,
+                     hvd_stream stream, hvd_request** req) {
+  return guarded([&] {
+    Comm* comm = as_comm(c);
+    require_host(stream, "allreduce");
+    if (!native_dtype(dtype) || !native_op(op, dtype)) {
+      fail(HVD_ERR_UNSUPPORTED, "gloo: allreduce of this dtype and op");
+    }
+    size_t esize = element_size(dtype);
+    const auto timeout = comm->transport().options().timeout;
+    const uint32_t tag = comm->next_tag();
+    Request* r = comm->post(
+        [=](gloo::rendezvous::Context& ctx) {
+          if (count == 0) return;
+          switch (dtype) {
+            case HVD_UINT8:
+              run_allreduce<uint8_t>(ctx, send, recv, count, op, tag, timeout);
+              break;
+            case HVD_INT8:
+              run_allreduce<int8_t>(ctx, send, recv, count, op, tag, timeout);
+              break;
+            case HVD_INT32:
+              run_allreduce<int32_t>(ctx, send, recv, count, op, tag, timeout);
+              break;
+            case HVD_INT64:
+              run_allreduce<int64_t>(ctx, send, recv, count, op, tag, timeout);
+              break;
+            case HVD_FLOAT16:
+              run_allreduce<gloo::float16>(ctx, send, recv, count, op, tag,
+                                           timeout);
+              break;
+            case HVD_FLOAT32:
+              run_allreduce<float>(ctx, send, recv, count, op, tag, timeout);
+              break;
+            case HVD_FLOAT64:
+              run_allreduce<double>(ctx, send, recv, count, op, tag, timeout);
+              break;
+          }
+        },
+        count * esize);
+    *req = reinterpret_cast<hvd_request*>(r);
+    return HVD_OK;
+  });
+}
+
+hvd_status allgatherv(hvd_coll_comm* c, const void* send, size_t send_count,
+                      void* recv, const size_t* recv_counts,
+                      const size_t* recv_displs, hvd_dtype dtype,
+                      hvd_stream stream, hvd_request** req) {
+  return guarded([&] {
+    Comm* comm = as_comm(c);
+    require_host(stream, "allgatherv");
+    size_t esize = element_size(dtype);
+    if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: allgatherv of this dtype");
+    std::vector<int64_t> bytes = contiguous_bytes(
+        recv_counts, recv_displs, comm->size(), esize, "allgatherv");
+    std::vector<size_t> out(bytes.begin(), bytes.end());
+    const auto timeout = comm->transport().options().timeout;
+    const uint32_t tag = comm->next_tag();
+    Request* r = comm->post(
+        [=](gloo::rendezvous::Context& ctx) {
+          gloo::AllgathervOptions opts(
+              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
+          opts.setInput(static_cast<uint8_t*>(const_cast<void*>(send)),
+                        send_count * esize);
+          opts.setOutput(static_cast<uint8_t*>(recv), out);
+          opts.setTag(tag);
+          opts.setTimeout(timeout);
+          gloo::allgatherv(opts);
+        },
+        total(bytes));
+    *req = reinterpret_cast<hvd_request*>(r);
+    return HVD_OK;
+  });
+}
+
+hvd_status broadcast(hvd_coll_comm* c, void* buf, size_t count, hvd_dtype dtype,
+                     int32_t root, hvd_stream stream, hvd_request** req) {
+  return guarded([&] {
+    Comm* comm = as_comm(c);
+    require_host(stream, "broadcast");
+    size_t esize = element_size(dtype);
+    if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: broadcast of this dtype");
+    if (root < 0 || root >= comm->size()) {
+      fail(HVD_ERR_INVALID_ARGUMENT,
+           "gloo: broadcast root " + std::to_string(root) + " of a team of " +
+               std::to_string(comm->size()));
+    }
+    const auto timeout = comm->transport().options().timeout;
+    const uint32_t tag = comm->next_tag();
+    const bool is_root = comm->rank() == root;
+    Request* r = comm->post(
+        [=](gloo::rendezvous::Context& ctx) {
+          if (count == 0) return;
+          gloo::BroadcastOptions opts(
+              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
+          if (is_root) opts.setInput(static_cast<uint8_t*>(buf), count * esize);
+          opts.setOutput(static_cast<uint8_t*>(buf), count * esize);
+          opts.setRoot(root);
+          opts.setTag(tag);
+          opts.setTimeout(timeout);
+          gloo::broadcast(opts);
+        },
+        count * esize);
+    *req = reinterpret_cast<hvd_request*>(r);
+    return HVD_OK;
+  });
+}
+
+hvd_status alltoallv(hvd_coll_comm* c, const void* send,
+                     const size_t* send_counts, const size_t* send_displs,
+                     void* recv, const size_t* recv_counts,
+                     const size_t* recv_displs, hvd_dtype dtype,
+                     hvd_stream stream, hvd_request** req) {
+  return guarded([&] {
+    Comm* comm = as_comm(c);
+    require_host(stream, "alltoallv");
+    size_t esize = element_size(dtype);
+    if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: alltoallv of this dtype");
+    std::vector<int64_t> in = contiguous_bytes(
+        send_counts, send_displs, comm->size(), esize, "alltoallv");
+    std::vector<int64_t> out = contiguous_bytes(
+        recv_counts, recv_displs, comm->size(), esize, "alltoallv");
+    const auto timeout = comm->transport().options().timeout;
+    const uint32_t tag = comm->next_tag();
+    Request* r = comm->post(
+        [=](gloo::rendezvous::Context& ctx) {
+          // Gloo reads its input while it writes its output.
+          std::vector<uint8_t> copy;
+          const void* from = send;
+          if (send == recv) {
+            copy.assign(static_cast<const uint8_t*>(send),
+                        static_cast<const uint8_t*>(send) + total(in));
+            from = copy.data();
+          }
+          gloo::AlltoallvOptions opts(
+              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
+          opts.setInput(static_cast<uint8_t*>(const_cast<void*>(from)), in);
+          opts.setOutput(static_cast<uint8_t*>(recv), out);
+          opts.setTag(tag);
+          opts.setTimeout(timeout);
+          gloo::alltoallv(opts);
+        },
+        total(out));
+    *req = reinterpret_cast<hvd_request*>(r);
+    return HVD_OK;
+  });
+}
+
+hvd_status barrier(hvd_coll_comm* c, hvd_request** req) {
+  return guarded([&] {
+    Comm* comm = as_comm(c);
+    const auto timeout = comm->transport().options().timeout;
+    const uint32_t tag = comm->next_tag();
+    Request* r = comm->post(
+        [=](gloo::rendezvous::Context& ctx) {
+          gloo::BarrierOptions opts(
+              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
+          opts.setTag(tag);
+          opts.setTimeout(timeout);
+          gloo::barrier(opts);
+        },
+        0);
+    *req = reinterpret_cast<hvd_request*>(r);
+    return HVD_OK;
+  });
+}
+
+hvd_status comm_abort(hvd_coll_comm* c, hvd_status reason, int32_t peer) {
+  return guarded([&] {
+    as_comm(c)->abort(reason, peer);
+    return HVD_OK;
+  });
+}
+
+}  // namespace
+
+const hvd_transport_collectives* collectives_table(const hvd_extension* next) {
+  static const hvd_transport_collectives table = [next] {
+    hvd_transport_collectives t{};
+    t.struct_size = HVD_STRUCT_SIZE(hvd_transport_collectives, comm_abort);
+    t.type = HVD_EXT_TRANSPORT_COLLECTIVES;
+    t.next = next;
+    t.comm_create = comm_create;
+    t.comm_destroy = comm_destroy;
+    t.supports = supports;
+    t.allreduce = allreduce;
+    t.allgatherv = allgatherv;
+    t.broadcast = broadcast;
+    t.reducescatter = nullptr;
+    t.alltoallv = alltoallv;
+    t.barrier = barrier;
+    t.comm_abort = comm_abort;
+    return t;
+  }();
+  return &table;
+}
+
+}  // namespace hvd_gloo

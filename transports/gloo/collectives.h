@@ -1,0 +1,84 @@
+// Gloo's own collectives over a team, offered through the ABI's collectives
+// extension. Each communicator is a Gloo context (full mesh, rendezvous over
+// the host's bootstrap store) served by its own thread: Gloo's calls block,
+// so they run there, each with Gloo's timeout, and the core sees them as
+// requests it tests like any other.
+#pragma once
+
+#include <gloo/rendezvous/context.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "horovod/transport.h"
+#include "request.h"
+
+namespace hvd_gloo {
+
+class Transport;
+
+class Comm {
+ public:
+  // Starts connecting the team's full mesh (ready() says when it is done).
+  Comm(Transport& transport, const hvd_team& team, std::string key_prefix);
+  ~Comm();  // waits for the running collective (bounded by the timeout)
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  // HVD_AGAIN while connecting, then HVD_OK or why it failed (`why`).
+  hvd_status ready(std::string* why) const;
+  bool same_team(const hvd_team& team) const;
+  int size() const { return static_cast<int>(world_ranks_.size()); }
+  int rank() const { return rank_; }
+  Transport& transport() { return transport_; }
+  // Tags keep consecutive collectives of this comm apart; every member
+  // posts them in the same order.
+  uint32_t next_tag() { return ++tag_; }
+
+  // Queues `body` (which runs Gloo's collective on the comm's thread) and
+  // returns its request, which completes with `bytes` (written here).
+  Request* post(std::function<void(gloo::rendezvous::Context&)> body,
+                uint64_t bytes);
+
+  // Any thread: every queued or running collective fails with `reason`.
+  void abort(hvd_status reason, int32_t peer);
+
+ private:
+  struct Job {
+    Request* req;
+    std::function<void(gloo::rendezvous::Context&)> body;
+    uint64_t bytes = 0;
+  };
+  void run();
+
+  Transport& transport_;
+  const int rank_;
+  const std::vector<int32_t> world_ranks_;
+  const int32_t process_set_;
+  const std::string key_prefix_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  hvd_status state_ = HVD_AGAIN;
+  std::string why_;
+  bool stopping_ = false;
+  hvd_status failure_ = HVD_OK;
+  int32_t failure_peer_ = -1;
+  std::deque<Job> jobs_;
+  Request* running_ = nullptr;
+  uint32_t tag_ = 0;
+  std::thread thread_;
+};
+
+// The extension's table, chained from the transport's table; `next` goes
+// on the chain after it (fixed by the first call).
+const hvd_transport_collectives* collectives_table(const hvd_extension* next);
+
+}  // namespace hvd_gloo

@@ -1,0 +1,95 @@
+// The gloo transport of one process: a Gloo TCP device, the handshake
+// listeners, the connections, the wait fd and abort.
+#pragma once
+
+#include <gloo/transport/device.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "horovod/transport.h"
+#include "options.h"
+#include "request.h"
+
+namespace hvd_gloo {
+
+class Comm;
+class Connection;
+
+struct Listener {
+  Transport* transport;
+  int fd;
+};
+
+class Transport {
+ public:
+  explicit Transport(const hvd_host* host);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  const hvd_host* host() const { return host_; }
+  const Options& options() const { return options_; }
+  const std::shared_ptr<gloo::transport::Device>& device() const {
+    return device_;
+  }
+  int32_t rank() const;
+  void properties(hvd_transport_properties* props) const;
+
+  hvd_status listen(void* handle, Listener** out);
+  hvd_status accept(Listener* listener, const hvd_conn_info* info,
+                    Connection** out);
+  hvd_status connect(const void* handle, const hvd_conn_info* info,
+                     Connection** out);
+  void close_listener(Listener* listener);
+  void close_connection(Connection* conn);
+  hvd_status conn_test(Connection* conn);
+
+  void progress() {}
+  hvd_status test(Request* req, int32_t* done, hvd_completion* out);
+  int wait_fd() const { return event_fd_; }
+  hvd_status wait_arm();
+
+  // Any thread. Every connection's pending requests fail with `reason`.
+  void abort(hvd_status reason, int32_t peer);
+  // HVD_OK, or the reason of an abort (and its peer).
+  hvd_status aborted(int32_t* peer = nullptr) const;
+
+  // comm_create: the communicator being built for `team` (started on the
+  // first call), until forget_pending_comm.
+  Comm* pending_comm(const hvd_team& team);
+  void forget_pending_comm(Comm* comm);
+  void add_comm(Comm* comm);  // so that abort reaches it
+  void remove_comm(Comm* comm);
+
+  // From any of the plugin's threads.
+  Request* new_request(std::shared_ptr<std::atomic<uint32_t>> in_flight);
+  void complete(Request* r, hvd_status status, int32_t peer, uint64_t bytes);
+
+ private:
+  const hvd_host* host_;
+  Options options_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  uint32_t ipv4_ = 0;  // of options_.interface, network order
+  int event_fd_ = -1;
+  std::atomic<uint64_t> completed_since_arm_{0};
+
+  mutable std::mutex mu_;  // connections_, listeners_, the abort fields
+  std::unordered_set<Connection*> connections_;
+  std::mutex live_mu_;  // taken under a connection's lock, never around one
+  std::unordered_set<Request*> live_;
+  std::unordered_set<Listener*> listeners_;
+  std::unordered_set<Comm*> comms_;
+  std::vector<Comm*> pending_comms_;           // core thread only
+  std::map<int32_t, uint32_t> comms_per_set_;  // names their bootstrap keys
+  std::atomic<bool> aborted_{false};
+  hvd_status abort_reason_ = HVD_OK;
+  int32_t abort_peer_ = -1;
+};
+
+}  // namespace hvd_gloo

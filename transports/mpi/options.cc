@@ -1,0 +1,17 @@
+#include "options.h"
+
+#include "common/config_reader.h"
+
+namespace hvd_mpi {
+
+Options read_options(const hvd_host* host) {
+  hvd_transport_common::ConfigReader reader(host, {"max_requests", "timeout"});
+  Options o;
+  o.max_requests = static_cast<uint32_t>(
+      reader.integer("max_requests", o.max_requests, 1, 1 << 20));
+  o.timeout_seconds =
+      reader.integer("timeout", o.timeout_seconds, 1, 24 * 3600);
+  return o;
+}
+
+}  // namespace hvd_mpi

@@ -1,0 +1,135 @@
+#include "transport.h"
+
+#include <nccl.h>
+
+#include "comm.h"
+#include "cuda.h"
+#include "horovod_plugin/boundary.h"
+#include "unique_id.h"
+
+namespace hvd_nccl {
+
+using hvd_plugin::fail;
+
+namespace {
+
+std::string nccl_version() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "NCCL (version unknown)";
+  // NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9.
+  return "NCCL " + std::to_string(code / 10000) + "." +
+         std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+}
+
+}  // namespace
+
+const char* describe() {
+  static const std::string text = [] {
+    std::string why;
+    int n = cuda_device_count(&why);
+    std::string out = nccl_version() + "; ";
+    if (n == 0) return out + "no CUDA device (" + why + ")";
+    out += std::to_string(n) + " CUDA device" + (n == 1 ? "" : "s") + ":";
+    for (int d = 0; d < n; ++d) {
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) {
+        out += std::string(d == 0 ? " " : ", ") + prop.name;
+      }
+    }
+    return out;
+  }();
+  return text.c_str();
+}
+
+Transport::Transport(const hvd_host* host)
+    : host_(host), options_(read_options(host)) {
+  std::string why;
+  int count = cuda_device_count(&why);
+  if (count == 0) {
+    fail(HVD_ERR_UNSUPPORTED,
+         "nccl: no CUDA device here (" + why + "); " + nccl_version() +
+             " moves CUDA memory only, so there is nothing for it to do");
+  }
+  int local = host->world != nullptr ? host->world->local_rank : 0;
+  device_ = options_.device >= 0 ? options_.device : local % count;
+  if (device_ >= count) {
+    fail(HVD_ERR_CONFIG, "nccl: [transport.nccl] device " +
+                             std::to_string(device_) + ", but this host has " +
+                             std::to_string(count) + " CUDA device(s)");
+  }
+  waker_ = new Waker();
+}
+
+Transport::~Transport() {
+  for (Comm* c : pending_) delete c;
+  waker_->unref();
+}
+
+void Transport::properties(hvd_transport_properties* props) const {
+  *props = hvd_transport_properties{};
+  props->struct_size = HVD_STRUCT_SIZE(hvd_transport_properties, handle_bytes);
+  props->mem_kinds = HVD_MEM_BIT(HVD_MEM_CUDA);
+  props->flags = HVD_TRANSPORT_NATIVE_COLLECTIVES;
+  props->tag_bits = 0;  // no point-to-point messages
+  props->max_requests = 1024;
+  props->max_message_bytes = uint64_t{1} << 40;
+  props->bandwidth_gbps = 100.0;
+  props->latency_us = 10.0;
+  props->handle_bytes = 8;
+}
+
+Comm* Transport::pending_comm(const hvd_team& team) {
+  for (Comm* c : pending_) {
+    if (c->same_team(team)) return c;
+  }
+  if (team.size < 1 || team.rank < 0 || team.rank >= team.size ||
+      team.world_ranks == nullptr) {
+    fail(HVD_ERR_INVALID_ARGUMENT, "nccl: comm_create: not a team");
+  }
+  if (hvd_status a = aborted(nullptr); a != HVD_OK) {
+    fail(a, "nccl: comm_create after abort");
+  }
+  uint32_t n = comms_per_set_[team.process_set]++;
+  auto* c = new Comm(
+      *this, team, UniqueIdExchange::key_for(team.process_set, team.epoch, n));
+  pending_.push_back(c);
+  return c;
+}
+
+void Transport::forget_pending(Comm* comm) {
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i] == comm) {
+      pending_.erase(pending_.begin() + static_cast<long>(i));
+      return;
+    }
+  }
+}
+
+void Transport::add_comm(Comm* comm) {
+  std::lock_guard<std::mutex> lock(mu_);
+  comms_.insert(comm);
+}
+
+void Transport::remove_comm(Comm* comm) {
+  std::lock_guard<std::mutex> lock(mu_);
+  comms_.erase(comm);
+}
+
+void Transport::abort(hvd_status reason, int32_t peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!aborted_) {
+    aborted_ = true;
+    abort_reason_ = reason;
+    abort_peer_ = peer;
+  }
+  for (Comm* c : comms_) c->abort(abort_reason_, abort_peer_);
+  waker_->notify();
+}
+
+hvd_status Transport::aborted(int32_t* peer) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (peer != nullptr) *peer = abort_peer_;
+  return aborted_ ? abort_reason_ : HVD_OK;
+}
+
+}  // namespace hvd_nccl

@@ -1,0 +1,66 @@
+// The nccl transport of one process: the CUDA device it runs on, its
+// communicators (one per team, created through the collectives extension),
+// the wait fd and abort. NCCL moves data only through collectives here;
+// the point-to-point connection calls answer HVD_ERR_UNSUPPORTED.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "horovod/transport.h"
+#include "options.h"
+#include "waker.h"
+
+namespace hvd_nccl {
+
+class Comm;
+
+class Transport {
+ public:
+  // Throws a Failure (HVD_ERR_UNSUPPORTED) where no CUDA device exists.
+  explicit Transport(const hvd_host* host);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  const hvd_host* host() const { return host_; }
+  const Options& options() const { return options_; }
+  int device() const { return device_; }
+  Waker* waker() const { return waker_; }
+  void properties(hvd_transport_properties* props) const;
+  hvd_status wait_arm() { return waker_->take() ? HVD_AGAIN : HVD_OK; }
+
+  // comm_create: the communicator being built for `team` until it is
+  // ready or failed (then forget_pending).
+  Comm* pending_comm(const hvd_team& team);
+  void forget_pending(Comm* comm);
+  void add_comm(Comm* comm);
+  void remove_comm(Comm* comm);
+
+  // Any thread: every communicator is aborted.
+  void abort(hvd_status reason, int32_t peer);
+  hvd_status aborted(int32_t* peer) const;
+
+ private:
+  const hvd_host* host_;
+  Options options_;
+  int device_ = 0;
+  Waker* waker_ = nullptr;
+  std::vector<Comm*> pending_;                 // core thread only
+  std::map<int32_t, uint32_t> comms_per_set_;  // names their unique ids
+
+  mutable std::mutex mu_;
+  std::unordered_set<Comm*> comms_;
+  bool aborted_ = false;
+  hvd_status abort_reason_ = HVD_OK;
+  int32_t abort_peer_ = -1;
+};
+
+// What horovod-info shows: NCCL's version and the CUDA devices here, or
+// why there are none.
+const char* describe();
+
+}  // namespace hvd_nccl
