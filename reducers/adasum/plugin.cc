@@ -1,10 +1,10 @@
 // The adasum reducer's ABI table: scores and post(). It runs allreduce with
 // op HVD_OP_ADASUM only and declines everything else.
-#include <cstring>
 #include <memory>
 
 #include "../common/collective.h"
 #include "../common/options.h"
+#include "../common/reducer_table.h"
 #include "../common/score_list.h"
 #include "../common/task.h"
 #include "adasum.h"
@@ -31,13 +31,6 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
     return HVD_OK;
   });
 }
-
-hvd_status finalize(hvd_reducer* r) {
-  delete r;
-  return HVD_OK;
-}
-
-const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
 
 // The lowest score: it is the right reducer only for op ADASUM, which the
 // runtime sends to it by name; for any other op its post() declines.
@@ -75,23 +68,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  hvd_reducer_api t;
-  std::memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.kind = HVD_PLUGIN_REDUCER;
-  t.abi_major = HVD_ABI_VERSION_MAJOR;
-  t.abi_minor = HVD_ABI_VERSION_MINOR;
-  t.name = "adasum";
-  t.version = "1.0";
-  t.init = init;
-  t.finalize = finalize;
-  t.last_error = last_error;
-  t.score = score;
-  t.post = post;
-  t.progress = task_progress;
-  t.task_free = task_free;
-  t.abort_task = task_abort;
-  return t;
+  return reducer_table<hvd_reducer_s>(
+      "adasum", {init, score, post, task_progress, task_free, task_abort});
 }
 
 }  // namespace

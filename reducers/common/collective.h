@@ -8,12 +8,13 @@
 #include <cstdint>
 
 #include "horovod/reducer.h"
+#include "horovod_plugin/enums.h"
 
 namespace hvd::reducers {
 
-size_t dtype_size(hvd_dtype dtype);  // 0 for an unknown dtype
-const char* dtype_name(hvd_dtype dtype);
-const char* collective_name(hvd_collective collective);
+using hvd_plugin::collective_name;
+using hvd_plugin::dtype_name;
+using hvd_plugin::dtype_size;  // 0 for an unknown dtype
 
 struct Collective {
   hvd_collective kind = HVD_COLL_BARRIER;

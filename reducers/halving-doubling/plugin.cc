@@ -1,9 +1,9 @@
 // The halving-doubling reducer's ABI table: options, scores and post().
-#include <cstring>
 #include <memory>
 
 #include "../common/collective.h"
 #include "../common/options.h"
+#include "../common/reducer_table.h"
 #include "../common/score_list.h"
 #include "../common/task.h"
 #include "halving_doubling.h"
@@ -38,13 +38,6 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
     return HVD_OK;
   });
 }
-
-hvd_status finalize(hvd_reducer* r) {
-  delete r;
-  return HVD_OK;
-}
-
-const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
 
 // Between the tree's small messages and the ring's large ones: as few steps
 // as the tree (2 log2 p) with the ring's volume. Off a power of two the
@@ -91,23 +84,9 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  hvd_reducer_api t;
-  std::memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.kind = HVD_PLUGIN_REDUCER;
-  t.abi_major = HVD_ABI_VERSION_MAJOR;
-  t.abi_minor = HVD_ABI_VERSION_MINOR;
-  t.name = "halving-doubling";
-  t.version = "1.0";
-  t.init = init;
-  t.finalize = finalize;
-  t.last_error = last_error;
-  t.score = score;
-  t.post = post;
-  t.progress = task_progress;
-  t.task_free = task_free;
-  t.abort_task = task_abort;
-  return t;
+  return reducer_table<hvd_reducer_s>(
+      "halving-doubling",
+      {init, score, post, task_progress, task_free, task_abort});
 }
 
 }  // namespace

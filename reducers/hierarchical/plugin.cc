@@ -1,9 +1,10 @@
 // The hierarchical reducer's ABI table: options, scores, post() and the
 // task that posts its phases one after another as nested collectives.
-#include <cstring>
 #include <memory>
 
 #include "../common/collective.h"
+#include "../common/reducer_table.h"
+#include "../common/score_list.h"
 #include "hierarchical.h"
 #include "horovod/reducer.h"
 #include "horovod_plugin/boundary.h"
@@ -68,36 +69,18 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
   });
 }
 
-hvd_status finalize(hvd_reducer* r) {
-  delete r;
-  return HVD_OK;
-}
-
-const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
-
 hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
                  hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
-  if (count == nullptr || (ranges == nullptr && *count > 0)) {
-    set_last_error("hierarchical score: count or ranges is NULL");
+  ScoreList list;
+  if (!list.open("hierarchical", ranges, count))
     return HVD_ERR_INVALID_ARGUMENT;
-  }
-  const size_t room = *count;
-  *count = 0;
-  if (mem != HVD_MEM_HOST || team == nullptr || room == 0) return HVD_OK;
+  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
   const Layout l = read_layout(*team);
   if (!offered(l, coll) || l.local_size() < 2) return HVD_OK;
   // Below kFrom: offered (runtime.hierarchical_* may ask for it), never
   // preferred.
-  auto add = [&](uint64_t lo, uint64_t hi, int32_t value) {
-    if (*count == room) return;
-    hvd_score_range& out = ranges[(*count)++];
-    out.struct_size = sizeof out;
-    out.min_bytes = lo;
-    out.max_bytes = hi;
-    out.score = value;
-  };
-  add(0, kFrom, 1);
-  add(kFrom, UINT64_MAX, 85);
+  list.add(0, kFrom, 1);
+  list.add(kFrom, UINT64_MAX, 85);
   return HVD_OK;
 }
 
@@ -224,23 +207,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  hvd_reducer_api t;
-  std::memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.kind = HVD_PLUGIN_REDUCER;
-  t.abi_major = HVD_ABI_VERSION_MAJOR;
-  t.abi_minor = HVD_ABI_VERSION_MINOR;
-  t.name = "hierarchical";
-  t.version = "1.0";
-  t.init = init;
-  t.finalize = finalize;
-  t.last_error = last_error;
-  t.score = score;
-  t.post = post;
-  t.progress = progress;
-  t.task_free = task_free;
-  t.abort_task = abort_task;
-  return t;
+  return reducer_table<hvd_reducer_s>(
+      "hierarchical", {init, score, post, progress, task_free, abort_task});
 }
 
 }  // namespace

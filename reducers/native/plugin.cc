@@ -2,9 +2,9 @@
 // collectives of the transport serving the team (MPI's MPI_Iallreduce,
 // NCCL's, Gloo's), and answers HVD_ERR_UNSUPPORTED where that transport has
 // none, so the planner falls through to the point-to-point algorithms.
-#include <cstring>
 #include <memory>
 
+#include "../common/reducer_table.h"
 #include "horovod/reducer.h"
 #include "horovod_plugin/boundary.h"
 #include "task.h"
@@ -45,13 +45,6 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
     return HVD_OK;
   });
 }
-
-hvd_status finalize(hvd_reducer* r) {
-  delete r;
-  return HVD_OK;
-}
-
-const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
 
 hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
                  hvd_mem_kind, hvd_score_range* ranges, size_t* count) {
@@ -112,23 +105,8 @@ hvd_status abort_task(hvd_task* task, hvd_status reason, int32_t peer) {
 }
 
 hvd_reducer_api make_table() {
-  hvd_reducer_api t;
-  std::memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.kind = HVD_PLUGIN_REDUCER;
-  t.abi_major = HVD_ABI_VERSION_MAJOR;
-  t.abi_minor = HVD_ABI_VERSION_MINOR;
-  t.name = "native";
-  t.version = "1.0";
-  t.init = init;
-  t.finalize = finalize;
-  t.last_error = last_error;
-  t.score = score;
-  t.post = post;
-  t.progress = progress;
-  t.task_free = task_free;
-  t.abort_task = abort_task;
-  return t;
+  return reducer_table<hvd_reducer_s>(
+      "native", {init, score, post, progress, task_free, abort_task});
 }
 
 }  // namespace

@@ -5,33 +5,12 @@
 #include <string>
 
 #include "horovod_plugin/boundary.h"
+#include "horovod_plugin/enums.h"
 
 namespace hvd::reducers::native {
 namespace {
 
 using hvd_plugin::fail;
-
-size_t dtype_bytes(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_UINT8:
-    case HVD_INT8:
-    case HVD_BOOL:
-      return 1;
-    case HVD_UINT16:
-    case HVD_INT16:
-    case HVD_FLOAT16:
-    case HVD_BFLOAT16:
-      return 2;
-    case HVD_INT32:
-    case HVD_FLOAT32:
-      return 4;
-    case HVD_INT64:
-    case HVD_FLOAT64:
-      return 8;
-    default:
-      return 0;
-  }
-}
 
 void check(hvd_status s, const char* what) {
   if (s != HVD_OK) fail(s, std::string("native: ") + what + " failed");
@@ -85,7 +64,7 @@ hvd_task* start_task(const hvd_host* host, const hvd_coll_args* args,
                                   std::to_string(a.op) + ", memory kind " +
                                   std::to_string(a.device.kind));
   }
-  const size_t esize = dtype_bytes(a.dtype);
+  const size_t esize = hvd_plugin::dtype_size(a.dtype);
   const hvd_device_api* dev = host->device;
   const hvd_transport_collectives& n = *task->native;
   const void* send = a.send;

@@ -1,9 +1,10 @@
 // The tree reducer's ABI table: options, scores and post().
-#include <cstring>
 #include <memory>
 
 #include "../common/collective.h"
 #include "../common/options.h"
+#include "../common/reducer_table.h"
+#include "../common/score_list.h"
 #include "../common/task.h"
 #include "horovod/reducer.h"
 #include "horovod_plugin/boundary.h"
@@ -11,7 +12,6 @@
 
 using hvd_plugin::fail;
 using hvd_plugin::guarded;
-using hvd_plugin::set_last_error;
 
 struct hvd_reducer_s {
   explicit hvd_reducer_s(const hvd_host* host) : core(host) {}
@@ -44,52 +44,33 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
   });
 }
 
-hvd_status finalize(hvd_reducer* r) {
-  delete r;
-  return HVD_OK;
-}
-
-const char* last_error(hvd_reducer*) { return hvd_plugin::last_error(); }
-
 hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
                  hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
-  if (count == nullptr || (ranges == nullptr && *count > 0)) {
-    set_last_error("tree score: count or ranges is NULL");
-    return HVD_ERR_INVALID_ARGUMENT;
-  }
-  const size_t room = *count;
-  *count = 0;
+  ScoreList list;
+  if (!list.open("tree", ranges, count)) return HVD_ERR_INVALID_ARGUMENT;
   if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
-  auto add = [&](uint64_t lo, uint64_t hi, int32_t value) {
-    if (*count == room) return;
-    hvd_score_range& out = ranges[(*count)++];
-    out.struct_size = sizeof out;
-    out.min_bytes = lo;
-    out.max_bytes = hi;
-    out.score = value;
-  };
   switch (coll) {
     case HVD_COLL_ALLREDUCE:
-      add(0, kSmallAllreduce, 80);
-      add(kSmallAllreduce, kMidAllreduce, 50);
-      add(kMidAllreduce, UINT64_MAX, 10);
+      list.add(0, kSmallAllreduce, 80);
+      list.add(kSmallAllreduce, kMidAllreduce, 50);
+      list.add(kMidAllreduce, UINT64_MAX, 10);
       break;
     case HVD_COLL_BROADCAST:
-      add(0, kSmall, 80);
-      add(kSmall, UINT64_MAX, 10);
+      list.add(0, kSmall, 80);
+      list.add(kSmall, UINT64_MAX, 10);
       break;
     case HVD_COLL_ALLGATHER:
-      add(0, kSmall, 70);
-      add(kSmall, UINT64_MAX, 10);
+      list.add(0, kSmall, 70);
+      list.add(kSmall, UINT64_MAX, 10);
       break;
     case HVD_COLL_BARRIER:
-      add(0, UINT64_MAX, 90);
+      list.add(0, UINT64_MAX, 90);
       break;
     case HVD_COLL_ALLTOALL:
     case HVD_COLL_REDUCESCATTER:
       // Latency-bound sizes only: beyond them the ring's volume wins.
-      add(0, kSmall / 8, 70);
-      add(kSmall / 8, UINT64_MAX, 5);
+      list.add(0, kSmall / 8, 70);
+      list.add(kSmall / 8, UINT64_MAX, 5);
       break;
   }
   return HVD_OK;
@@ -154,23 +135,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  hvd_reducer_api t;
-  std::memset(&t, 0, sizeof t);
-  t.struct_size = sizeof t;
-  t.kind = HVD_PLUGIN_REDUCER;
-  t.abi_major = HVD_ABI_VERSION_MAJOR;
-  t.abi_minor = HVD_ABI_VERSION_MINOR;
-  t.name = "tree";
-  t.version = "1.0";
-  t.init = init;
-  t.finalize = finalize;
-  t.last_error = last_error;
-  t.score = score;
-  t.post = post;
-  t.progress = task_progress;
-  t.task_free = task_free;
-  t.abort_task = task_abort;
-  return t;
+  return reducer_table<hvd_reducer_s>(
+      "tree", {init, score, post, task_progress, task_free, task_abort});
 }
 
 }  // namespace

@@ -55,15 +55,17 @@ def test_reinit_after_shutdown():
 
 def test_pending_op_fails_at_shutdown():
     hvd.init()
-    hvd.barrier()
+    h = None
     if SIZE > 1 and RANK == 0:
-        # Nobody else submits this one: shutdown fails it.
+        # Nobody else submits this one: shutdown fails it. Submitted before
+        # the barrier, since another rank's shutdown after it stops this
+        # rank's runtime too and would refuse a later submission.
         h = hvd.allreduce_async(torch.ones(2), name="never.matched")
-        hvd.shutdown()
+    hvd.barrier()
+    hvd.shutdown()
+    if h is not None:
         with pytest.raises(hvd.HorovodInternalError):
             hvd.synchronize(h)
-    else:
-        hvd.shutdown()
 
 
 def test_process_set_properties(sets):

@@ -7,6 +7,7 @@
 
 #include "bootstrap/single_bootstrap.h"
 #include "common/error.h"
+#include "horovod_plugin/enums.h"
 #include "p2p/team.h"
 #include "plugin/loader.h"
 #include "runtime/planner.h"
@@ -18,23 +19,6 @@ namespace {
 const hvd_collective kCollectives[] = {HVD_COLL_ALLREDUCE, HVD_COLL_ALLGATHER,
                                        HVD_COLL_BROADCAST, HVD_COLL_ALLTOALL,
                                        HVD_COLL_REDUCESCATTER};
-
-const char* name_of(hvd_collective c) {
-  switch (c) {
-    case HVD_COLL_ALLREDUCE:
-      return "allreduce";
-    case HVD_COLL_ALLGATHER:
-      return "allgather";
-    case HVD_COLL_BROADCAST:
-      return "broadcast";
-    case HVD_COLL_ALLTOALL:
-      return "alltoall";
-    case HVD_COLL_REDUCESCATTER:
-      return "reducescatter";
-    default:
-      return "?";
-  }
-}
 
 std::string size_text(uint64_t bytes) {
   if (bytes == UINT64_MAX) return "";
@@ -132,7 +116,7 @@ Plan build_plan(const Config& config, const PlanLayout& layout) {
 
   for (hvd_collective coll : kCollectives) {
     PlanTable table;
-    table.collective = name_of(coll);
+    table.collective = hvd_plugin::collective_name(coll);
     std::vector<runtime::ReducerScores> scores =
         scores_of(set, coll, team.view());
     std::vector<ReducerRule> rules = config.rules(coll);

@@ -12,6 +12,7 @@
 
 #include "common/host_access.h"
 #include "horovod_plugin/boundary.h"
+#include "horovod_plugin/enums.h"
 #include "store.h"
 #include "transport.h"
 
@@ -143,27 +144,6 @@ void Comm::abort(hvd_status reason, int32_t peer) {
 // ---- the extension's entry points ---------------------------------------
 
 namespace {
-
-size_t element_size(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_UINT8:
-    case HVD_INT8:
-    case HVD_BOOL:
-      return 1;
-    case HVD_UINT16:
-    case HVD_INT16:
-    case HVD_FLOAT16:
-    case HVD_BFLOAT16:
-      return 2;
-    case HVD_INT32:
-    case HVD_FLOAT32:
-      return 4;
-    case HVD_INT64:
-    case HVD_FLOAT64:
-      return 8;
-  }
-  return 0;
-}
 
 template <typename T>
 gloo::AllreduceOptions::Func reduce_fn(hvd_reduce_op op) {
@@ -303,7 +283,7 @@ int32_t supports(hvd_coll_comm*, hvd_collective coll, hvd_dtype dtype,
     case HVD_COLL_ALLGATHER:
     case HVD_COLL_BROADCAST:
     case HVD_COLL_ALLTOALL:
-      return element_size(dtype) != 0 ? 1 : 0;
+      return hvd_plugin::dtype_size(dtype) != 0 ? 1 : 0;
     case HVD_COLL_BARRIER:
       return 1;
   }
@@ -319,7 +299,7 @@ hvd_status allreduce(hvd_coll_comm* c, const void* send, void* recv,
     if (!native_dtype(dtype) || !native_op(op, dtype)) {
       fail(HVD_ERR_UNSUPPORTED, "gloo: allreduce of this dtype and op");
     }
-    size_t esize = element_size(dtype);
+    size_t esize = hvd_plugin::dtype_size(dtype);
     const auto timeout = comm->transport().options().timeout;
     const uint32_t tag = comm->next_tag();
     Request* r = comm->post(
@@ -363,7 +343,7 @@ hvd_status allgatherv(hvd_coll_comm* c, const void* send, size_t send_count,
   return guarded([&] {
     Comm* comm = as_comm(c);
     require_host(stream, "allgatherv");
-    size_t esize = element_size(dtype);
+    size_t esize = hvd_plugin::dtype_size(dtype);
     if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: allgatherv of this dtype");
     std::vector<int64_t> bytes = contiguous_bytes(
         recv_counts, recv_displs, comm->size(), esize, "allgatherv");
@@ -392,7 +372,7 @@ hvd_status broadcast(hvd_coll_comm* c, void* buf, size_t count, hvd_dtype dtype,
   return guarded([&] {
     Comm* comm = as_comm(c);
     require_host(stream, "broadcast");
-    size_t esize = element_size(dtype);
+    size_t esize = hvd_plugin::dtype_size(dtype);
     if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: broadcast of this dtype");
     if (root < 0 || root >= comm->size()) {
       fail(HVD_ERR_INVALID_ARGUMENT,
@@ -428,7 +408,7 @@ hvd_status alltoallv(hvd_coll_comm* c, const void* send,
   return guarded([&] {
     Comm* comm = as_comm(c);
     require_host(stream, "alltoallv");
-    size_t esize = element_size(dtype);
+    size_t esize = hvd_plugin::dtype_size(dtype);
     if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: alltoallv of this dtype");
     std::vector<int64_t> in = contiguous_bytes(
         send_counts, send_displs, comm->size(), esize, "alltoallv");

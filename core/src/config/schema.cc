@@ -123,7 +123,8 @@ const std::vector<KeySpec>& schema() {
        "Network interfaces the tcp transport may use (horovodrun "
        "--network-interfaces)."},
 
-      {"reducer.load", T::Strings, R"(["ring", "tree"])", "", E::Native,
+      {"reducer.load", T::Strings,
+       R"(["ring", "tree", "halving-doubling", "adasum"])", "", E::Native,
        kShared, kCore, "",
        "Reducer plugins to load; the planner picks among them by their "
        "scores, unless rules below decide."},

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "horovod/host.h"
+#include "horovod_plugin/enums.h"
 
 namespace hvd {
 
@@ -23,9 +24,9 @@ const hvd_device_api* device_api();
 void reduce_host(hvd_dtype dtype, hvd_reduce_op op, void* dst, const void* a,
                  const void* b, size_t count);
 void scale_host(hvd_dtype dtype, void* buf, size_t count, double factor);
-size_t dtype_size(hvd_dtype dtype);
-const char* dtype_name(hvd_dtype dtype);
-const char* op_name(hvd_reduce_op op);
+using hvd_plugin::dtype_name;
+using hvd_plugin::dtype_size;
+using hvd_plugin::op_name;
 
 // Large copies: glibc's memcpy falls back to cached stores up to a
 // non-temporal threshold derived from a huge reported L3, which halves the

@@ -61,38 +61,4 @@ void scale_host(hvd_dtype dtype, void* buf, size_t count, double factor) {
   host_kernels().scale[dtype](buf, count, factor);
 }
 
-size_t dtype_size(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_UINT8:
-    case HVD_INT8:
-    case HVD_BOOL:
-      return 1;
-    case HVD_UINT16:
-    case HVD_INT16:
-    case HVD_FLOAT16:
-    case HVD_BFLOAT16:
-      return 2;
-    case HVD_INT32:
-    case HVD_FLOAT32:
-      return 4;
-    case HVD_INT64:
-    case HVD_FLOAT64:
-      return 8;
-  }
-  return 0;
-}
-
-const char* dtype_name(hvd_dtype dtype) {
-  static const char* names[HVD_DTYPE_COUNT] = {
-      "uint8",   "int8",     "uint16",  "int16",   "int32", "int64",
-      "float16", "bfloat16", "float32", "float64", "bool"};
-  return dtype >= 0 && dtype < HVD_DTYPE_COUNT ? names[dtype] : "unknown dtype";
-}
-
-const char* op_name(hvd_reduce_op op) {
-  static const char* names[HVD_OP_COUNT] = {"SUM", "AVERAGE", "MIN",
-                                            "MAX", "PRODUCT", "ADASUM"};
-  return op >= 0 && op < HVD_OP_COUNT ? names[op] : "unknown op";
-}
-
 }  // namespace hvd

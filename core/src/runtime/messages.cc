@@ -169,24 +169,4 @@ ResponseList decode_responses(const std::vector<uint8_t>& in) {
   return list;
 }
 
-const char* collective_name(hvd_collective collective) {
-  switch (collective) {
-    case HVD_COLL_ALLREDUCE:
-      return "allreduce";
-    case HVD_COLL_ALLGATHER:
-      return "allgather";
-    case HVD_COLL_BROADCAST:
-      return "broadcast";
-    case HVD_COLL_ALLTOALL:
-      return "alltoall";
-    case HVD_COLL_REDUCESCATTER:
-      return "reducescatter";
-    case HVD_COLL_BARRIER:
-      return "barrier";
-    case HVD_COLL_JOIN:
-      return "join";
-  }
-  return "unknown collective";
-}
-
 }  // namespace hvd::runtime

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "horovod/abi.h"
+#include "horovod_plugin/enums.h"
 
 namespace hvd::runtime {
 
@@ -105,6 +106,6 @@ RequestList decode_requests(const std::vector<uint8_t>& in);
 void encode(const ResponseList& list, std::vector<uint8_t>& out);
 ResponseList decode_responses(const std::vector<uint8_t>& in);
 
-const char* collective_name(hvd_collective collective);
+using hvd_plugin::collective_name;
 
 }  // namespace hvd::runtime

@@ -11,7 +11,9 @@ import subprocess
 
 from horovod.common import _capi
 from horovod.common import process_sets as _ps
-from horovod.common.exceptions import HorovodInternalError
+from horovod.common.exceptions import (_NOT_INITIALIZED,  # noqa: F401
+                                       HorovodInternalError,
+                                       raise_for_status)
 
 # Reduction ops, numbered as in Horovod.
 Average = 0
@@ -25,15 +27,6 @@ _CORE_OP = {Average: _capi.OP_AVERAGE, Sum: _capi.OP_SUM,
             Adasum: _capi.OP_ADASUM, Min: _capi.OP_MIN, Max: _capi.OP_MAX,
             Product: _capi.OP_PRODUCT}
 
-_NOT_INITIALIZED = "Horovod has not been initialized; use hvd.init()."
-
-# Caller's mistakes found before the op starts: ValueError, as Horovod's
-# bindings raise for invalid arguments.
-_VALUE_ERRORS = {_capi.ERR_INVALID_ARGUMENT, _capi.ERR_UNSUPPORTED,
-                 _capi.ERR_MISMATCH, _capi.ERR_CONFIG, _capi.ERR_VERSION,
-                 _capi.ERR_NOT_FOUND}
-
-
 def core_op(op):
     """The core's reduction op for one of Horovod's."""
     try:
@@ -42,17 +35,6 @@ def core_op(op):
         raise ValueError(f"unknown reduction op {op!r} (use hvd.Average, "
                          f"hvd.Sum, hvd.Adasum, hvd.Min, hvd.Max or "
                          f"hvd.Product)") from None
-
-
-def raise_for_status(status, what, message=None):
-    """Raises the exception Horovod raises for a failed call `what`."""
-    text = message if message is not None else _capi.last_error()
-    text = text or _capi.status_name(status)
-    if status in _VALUE_ERRORS:
-        raise ValueError(text)
-    if status == _capi.ERR_SHUT_DOWN and "not initialised" in text:
-        raise ValueError(_NOT_INITIALIZED)
-    raise HorovodInternalError(text)
 
 
 def _checked(fn):

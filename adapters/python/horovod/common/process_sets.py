@@ -7,6 +7,7 @@ rank calling add_process_set / remove_process_set in the same order.
 """
 
 from horovod.common import _capi
+from horovod.common.exceptions import raise_for_status
 
 
 def _is_iterable(x):
@@ -126,7 +127,6 @@ def _teardown():
 
 
 def _raise_status(what, status):
-    from horovod.common.basics import raise_for_status
     raise_for_status(status, what)
 
 

@@ -1,0 +1,55 @@
+// Sizes and names of the ABI's enums, shared by the core, the tools and the
+// built-in plugins.
+#pragma once
+
+#include <cstddef>
+
+#include "horovod/abi.h"
+
+namespace hvd_plugin {
+
+// Bytes per element; 0 for an unknown dtype.
+inline size_t dtype_size(hvd_dtype dtype) {
+  switch (dtype) {
+    case HVD_UINT8:
+    case HVD_INT8:
+    case HVD_BOOL:
+      return 1;
+    case HVD_UINT16:
+    case HVD_INT16:
+    case HVD_FLOAT16:
+    case HVD_BFLOAT16:
+      return 2;
+    case HVD_INT32:
+    case HVD_FLOAT32:
+      return 4;
+    case HVD_INT64:
+    case HVD_FLOAT64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+inline const char* dtype_name(hvd_dtype dtype) {
+  static const char* const names[HVD_DTYPE_COUNT] = {
+      "uint8",   "int8",     "uint16",  "int16",   "int32", "int64",
+      "float16", "bfloat16", "float32", "float64", "bool"};
+  return dtype >= 0 && dtype < HVD_DTYPE_COUNT ? names[dtype] : "unknown dtype";
+}
+
+inline const char* collective_name(hvd_collective collective) {
+  static const char* const names[HVD_COLL_COUNT] = {
+      "allreduce",     "allgather", "broadcast", "alltoall",
+      "reducescatter", "barrier",   "join"};
+  return collective >= 0 && collective < HVD_COLL_COUNT ? names[collective]
+                                                        : "unknown collective";
+}
+
+inline const char* op_name(hvd_reduce_op op) {
+  static const char* const names[HVD_OP_COUNT] = {"SUM", "AVERAGE", "MIN",
+                                                  "MAX", "PRODUCT", "ADASUM"};
+  return op >= 0 && op < HVD_OP_COUNT ? names[op] : "unknown op";
+}
+
+}  // namespace hvd_plugin
