@@ -97,7 +97,8 @@ TEST(ConfigTypes, EntriesShowValueAndSource) {
       EXPECT_EQ(e.value, "\"1ms\"");
     }
     if (e.key == "reducer.load") {
-      EXPECT_EQ(e.value, "[\"ring\", \"tree\"]");
+      EXPECT_EQ(e.value,
+                "[\"ring\", \"tree\", \"halving-doubling\", \"adasum\"]");
     }
   }
   EXPECT_TRUE(seen);
