@@ -49,6 +49,9 @@ void shutdown(const char* config) {
   init(config);
   Buffer b(HVD_FLOAT32, {16});
   const char* name = R == 2 ? "other.z" : "stuck.y";
+  // 'other.z' stalls too (ranks 0 and 1 never submit it); submitted a
+  // second later, it reaches the shutdown time after 'stuck.y' does.
+  if (R == 2) sleep(1);
   hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1);
   hvd_handle* h = nullptr;
   expect_ok(hvd_enqueue(&op, &h), std::string("enqueue ") + name);
