@@ -83,6 +83,27 @@ def _hook_after_accumulation(p, fn):
     return grad_acc
 
 
+def _backward_pass_hook(optimizer, p):
+    """The gradient hook of both optimizers: counts p's backward passes down
+    and starts its allreduce (optimizer._start_allreduce) on the last."""
+    def hook():
+        if p in optimizer._handles and optimizer._handles[p][0] is not None:
+            if optimizer._allreduce_delay[p] <= 0:
+                raise AssertionError(
+                    "Gradients were computed more than "
+                    "backward_passes_per_step times before call "
+                    "to step(). Increase backward_passes_per_step to "
+                    "accumulate gradients locally.")
+        assert not p.grad.requires_grad
+        assert optimizer._allreduce_delay[p] > 0
+        optimizer._allreduce_delay[p] -= 1
+        if optimizer._allreduce_delay[p] == 0:
+            optimizer._start_allreduce(p)
+        else:
+            optimizer._handles[p] = (None, None)
+    return hook
+
+
 class _DistributedOptimizer(torch.optim.Optimizer):
     _horovod_distributed = True
 
@@ -218,33 +239,22 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                                           process_set=self.process_set)
         return handle, ctxs
 
-    def _make_hook(self, p):
-        def hook():
-            if p in self._handles and self._handles[p][0] is not None:
-                if self._allreduce_delay[p] <= 0:
-                    raise AssertionError(
-                        "Gradients were computed more than "
-                        "backward_passes_per_step times before call "
-                        "to step(). Increase backward_passes_per_step to "
-                        "accumulate gradients locally.")
-            assert not p.grad.requires_grad
-            assert self._allreduce_delay[p] > 0
-            handle, ctx = None, None
-            self._allreduce_delay[p] -= 1
-            if self._allreduce_delay[p] == 0:
-                if self._groups is not None:
-                    group = self._p_to_group[p]
-                    self._group_counts[group] += 1
-                    if self._group_counts[group] == len(group):
-                        self._handles[group] = self._grouped_allreduce_grad_async(group)
-                        for gp in group:
-                            self._handles.pop(gp, None)
-                        self._group_counts[group] = 0
-                        return
-                else:
-                    handle, ctx = self._allreduce_grad_async(p)
-            self._handles[p] = (handle, ctx)
-        return hook
+    _make_hook = _backward_pass_hook
+
+    def _start_allreduce(self, p):
+        if self._groups is None:
+            self._handles[p] = self._allreduce_grad_async(p)
+            return
+        # A group starts once its last member has its gradient.
+        group = self._p_to_group[p]
+        self._group_counts[group] += 1
+        if self._group_counts[group] < len(group):
+            self._handles[p] = (None, None)
+            return
+        self._handles[group] = self._grouped_allreduce_grad_async(group)
+        for gp in group:
+            self._handles.pop(gp, None)
+        self._group_counts[group] = 0
 
     def _start_missing(self):
         """Starts the allreduces backward did not start (parameters with no
@@ -392,23 +402,10 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
                                   op=Adasum, process_set=self.process_set)
         return handle, ctx
 
-    def _make_hook(self, p):
-        def hook():
-            if p in self._handles and self._handles[p][0] is not None:
-                if self._allreduce_delay[p] <= 0:
-                    raise AssertionError(
-                        "Gradients were computed more than "
-                        "backward_passes_per_step times before call "
-                        "to step(). Increase backward_passes_per_step to "
-                        "accumulate gradients locally.")
-            assert not p.grad.requires_grad
-            assert self._allreduce_delay[p] > 0
-            handle, ctx = None, None
-            self._allreduce_delay[p] -= 1
-            if self._allreduce_delay[p] == 0:
-                handle, ctx = self._allreduce_grad_async(p)
-            self._handles[p] = (handle, ctx)
-        return hook
+    _make_hook = _backward_pass_hook
+
+    def _start_allreduce(self, p):
+        self._handles[p] = self._allreduce_grad_async(p)
 
     def synchronize(self):
         pass
