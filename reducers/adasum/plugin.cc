@@ -32,14 +32,18 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
   });
 }
 
-// The lowest score: it is the right reducer only for op ADASUM, which the
-// runtime sends to it by name; for any other op its post() declines.
-hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
-                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+// Allreduce with op ADASUM, and nothing else. Every dtype and team size
+// is offered so that post() can say why it declines (float16/32/64 on a
+// power of two only): the others never run ADASUM, so there is no one to
+// fall through to.
+hvd_status score(hvd_reducer*, hvd_collective coll, hvd_reduce_op op, hvd_dtype,
+                 const hvd_team* team, hvd_mem_kind mem,
+                 hvd_score_range* ranges, size_t* count) {
   ScoreList list;
   if (!list.open("adasum", ranges, count)) return HVD_ERR_INVALID_ARGUMENT;
-  if (mem == HVD_MEM_HOST && team != nullptr && coll == HVD_COLL_ALLREDUCE) {
-    list.add(0, UINT64_MAX, 1);
+  if (mem == HVD_MEM_HOST && team != nullptr && coll == HVD_COLL_ALLREDUCE &&
+      op == HVD_OP_ADASUM) {
+    list.add(0, UINT64_MAX, 100);
   }
   return HVD_OK;
 }
@@ -68,8 +72,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s>(
-      "adasum", {init, score, post, task_progress, task_free, task_abort});
+  return reducer_table<hvd_reducer_s, score, HVD_OP_ADASUM>(
+      "adasum", {init, post, task_progress, task_free, task_abort});
 }
 
 }  // namespace

@@ -148,4 +148,10 @@ void read_options(const hvd_host* host, std::initializer_list<SizeOption> sizes,
   }
 }
 
+void read_pipeline_options(const hvd_host* host, uint64_t* chunk_bytes,
+                           int64_t* pipeline_depth) {
+  read_options(host, {{"chunk_bytes", chunk_bytes, 64, uint64_t(1) << 30}},
+               {{"pipeline_depth", pipeline_depth, 1, 64}});
+}
+
 }  // namespace hvd::reducers

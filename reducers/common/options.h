@@ -28,6 +28,11 @@ struct IntOption {
 void read_options(const hvd_host* host, std::initializer_list<SizeOption> sizes,
                   std::initializer_list<IntOption> ints);
 
+// The options of a pipelined reducer (ring, halving-doubling): chunk_bytes
+// (64 B to 1 GiB) and pipeline_depth (1 to 64), defaults on entry.
+void read_pipeline_options(const hvd_host* host, uint64_t* chunk_bytes,
+                           int64_t* pipeline_depth);
+
 // "1MiB" etc. -> bytes; false when not a size.
 bool parse_size(const char* text, uint64_t* bytes);
 

@@ -1,10 +1,12 @@
 // The C table of a built-in reducer, written once for all of them: the
-// plugin hands over its own init, score, post and task calls (the schedule
-// engine's task_progress/task_free/task_abort from task.h, or its own), and
-// gets the shared header, finalize and last_error.
+// plugin hands over its own init, post and task calls (the schedule
+// engine's task_progress/task_free/task_abort from task.h, or its own) and
+// its op-aware score function, and gets the shared header, finalize,
+// last_error, score_op and the 1.0 score() for cores before 1.2.
 #pragma once
 
 #include <cstring>
+#include <type_traits>
 
 #include "horovod/reducer.h"
 #include "horovod_plugin/boundary.h"
@@ -13,16 +15,19 @@ namespace hvd::reducers {
 
 struct ReducerCalls {
   decltype(hvd_reducer_api::init) init;
-  decltype(hvd_reducer_api::score) score;
   decltype(hvd_reducer_api::post) post;
   decltype(hvd_reducer_api::progress) progress;
   decltype(hvd_reducer_api::task_free) task_free;
   decltype(hvd_reducer_api::abort_task) abort_task;
 };
 
+using ScoreOp = std::remove_pointer_t<decltype(hvd_reducer_api::score_op)>;
+
 // Reducer is the plugin's hvd_reducer_s, complete where this is called:
-// finalize deletes it.
-template <typename Reducer>
+// finalize deletes it. `Score` is the plugin's score_op; the 1.0 score()
+// (asked only by cores before 1.2) answers for `legacy_op` on float32.
+template <typename Reducer, ScoreOp* Score,
+          hvd_reduce_op legacy_op = HVD_OP_SUM>
 hvd_reducer_api reducer_table(const char* name, const ReducerCalls& calls) {
   hvd_reducer_api t;
   std::memset(&t, 0, sizeof t);
@@ -38,7 +43,11 @@ hvd_reducer_api reducer_table(const char* name, const ReducerCalls& calls) {
     return HVD_OK;
   };
   t.last_error = [](hvd_reducer*) { return hvd_plugin::last_error(); };
-  t.score = calls.score;
+  t.score = [](hvd_reducer* r, hvd_collective coll, const hvd_team* team,
+               hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+    return Score(r, coll, legacy_op, HVD_FLOAT32, team, mem, ranges, count);
+  };
+  t.score_op = Score;
   t.post = calls.post;
   t.progress = calls.progress;
   t.task_free = calls.task_free;

@@ -22,6 +22,15 @@ class ScoreList {
   size_t room_ = 0;
 };
 
+// Whether a reducer that reduces with the device layer's kernels runs `op`
+// for `coll`: every op but ADASUM (collectives that do not reduce ignore
+// the op).
+inline bool kernel_op(hvd_collective coll, hvd_reduce_op op) {
+  const bool reduces =
+      coll == HVD_COLL_ALLREDUCE || coll == HVD_COLL_REDUCESCATTER;
+  return !reduces || (op >= HVD_OP_SUM && op <= HVD_OP_PRODUCT);
+}
+
 inline bool is_power_of_two(int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 }  // namespace hvd::reducers

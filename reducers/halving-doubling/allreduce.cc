@@ -19,11 +19,10 @@
 // and partial results only ever land in `recv`.
 #include <algorithm>
 
+#include "../common/fold.h"
 #include "../common/local_steps.h"
+#include "../common/prologue.h"
 #include "halving_doubling.h"
-#include "horovod_plugin/boundary.h"
-
-using hvd_plugin::fail;
 
 namespace hvd::reducers::halving_doubling {
 namespace {
@@ -98,30 +97,13 @@ struct Plan {
 }  // namespace
 
 void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
-  if (c.count == 0) return;
+  if (allreduce_without_messages(t, c, "halving-doubling")) return;
   Schedule& s = t.schedule;
   const bool in_place = c.send == c.recv;
-  if (!in_place &&
-      overlaps(c.send, c.bytes(c.count), c.recv, c.bytes(c.count))) {
-    fail(HVD_ERR_INVALID_ARGUMENT,
-         "halving-doubling allreduce: send and recv overlap");
-  }
-  if (c.size == 1) {
-    copy_and_scale(s, c.recv, c.send, c.count, c.esize, c.prescale, c.postscale,
-                   local_piece_elems(c.esize));
-    return;
-  }
-  const int32_t n = c.size, r = c.rank;
-  int32_t p = 1, levels = 0;
-  while (p * 2 <= n) {
-    p *= 2;
-    ++levels;
-  }
-  const int32_t rem = n - p;
-  const bool folds = r < 2 * rem && r % 2 == 0;
-  const bool absorbs = r < 2 * rem && r % 2 == 1;
-  const int32_t v = r < 2 * rem ? r / 2 : r - rem;
-  auto old_rank = [&](int32_t nr) { return nr < rem ? 2 * nr + 1 : nr + rem; };
+  const int32_t r = c.rank;
+  const PowerOfTwoFold fold(c.size, r);
+  const int32_t p = fold.p, levels = fold.levels, v = fold.new_rank;
+  const bool folds = fold.folds, absorbs = fold.absorbs;
 
   // Steps: fold, levels of halving, levels of doubling, unfold.
   const uint32_t steps = 2 * (uint32_t)levels + 2;
@@ -163,7 +145,7 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   int32_t lo = 0, hi = p;
   for (int32_t i = 0; i < levels; ++i) {
     const int32_t m = p >> (i + 1), mid = lo + m;
-    const int32_t partner = old_rank(v ^ m);
+    const int32_t partner = fold.old_rank(v ^ m);
     const bool upper = (v & m) != 0;
     const int32_t keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
     const int32_t give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
@@ -184,7 +166,7 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   // Recursive doubling: at mask m this rank holds blocks [base, base + m).
   for (int32_t i = 0; i < levels; ++i) {
     const int32_t m = 1 << i, base = v & ~(m - 1);
-    const int32_t partner = old_rank(v ^ m), theirs = base ^ m;
+    const int32_t partner = fold.old_rank(v ^ m), theirs = base ^ m;
     const uint32_t step = 1 + (uint32_t)levels + (uint32_t)i;
     const Op given =
         plan.send(partner, c.recv, edge(base), edge(base + m), step, ready);

@@ -29,11 +29,8 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
       fail(HVD_ERR_INVALID_ARGUMENT, "halving-doubling: out is NULL");
     }
     auto r = std::make_unique<hvd_reducer_s>(host);
-    int64_t depth = r->options.pipeline_depth;
-    read_options(
-        host, {{"chunk_bytes", &r->options.chunk_bytes, 64, uint64_t(1) << 30}},
-        {{"pipeline_depth", &depth, 1, 64}});
-    r->options.pipeline_depth = depth;
+    read_pipeline_options(host, &r->options.chunk_bytes,
+                          &r->options.pipeline_depth);
     *out = r.release();
     return HVD_OK;
   });
@@ -42,13 +39,16 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
 // Between the tree's small messages and the ring's large ones: as few steps
 // as the tree (2 log2 p) with the ring's volume. Off a power of two the
 // fold adds a whole-buffer transfer, which the ring does not pay.
-hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
-                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+hvd_status score(hvd_reducer*, hvd_collective coll, hvd_reduce_op op, hvd_dtype,
+                 const hvd_team* team, hvd_mem_kind mem,
+                 hvd_score_range* ranges, size_t* count) {
   ScoreList list;
   if (!list.open("halving-doubling", ranges, count)) {
     return HVD_ERR_INVALID_ARGUMENT;
   }
-  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
+  if (mem != HVD_MEM_HOST || team == nullptr || !kernel_op(coll, op)) {
+    return HVD_OK;
+  }
   if (coll == HVD_COLL_ALLREDUCE) {
     const bool even = is_power_of_two(team->size);
     // Measured (horovod-bench --sweep, 2 to 4 ranks over shm): fastest
@@ -84,9 +84,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s>(
-      "halving-doubling",
-      {init, score, post, task_progress, task_free, task_abort});
+  return reducer_table<hvd_reducer_s, score>(
+      "halving-doubling", {init, post, task_progress, task_free, task_abort});
 }
 
 }  // namespace

@@ -48,8 +48,11 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Layout& l,
     rs.args.count = c.count;
     rs.args.prescale = c.prescale;
   }
-  // Posted even for an empty shard: every rank posts the same phases, so
-  // the sub-teams the core makes for them match between the members.
+  // Posted even for an empty shard (fewer elements than ranks per host):
+  // each nested collective takes the task's next sub-team number, which is
+  // part of its messages' tags, so a rank that skipped this phase would
+  // send and expect the allgather below under another tag than its
+  // host-mates, and the job would hang.
   {
     Phase& ar = t.phases.emplace_back();
     ar.on = cross;

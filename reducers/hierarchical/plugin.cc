@@ -69,12 +69,15 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
   });
 }
 
-hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
-                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+hvd_status score(hvd_reducer*, hvd_collective coll, hvd_reduce_op op, hvd_dtype,
+                 const hvd_team* team, hvd_mem_kind mem,
+                 hvd_score_range* ranges, size_t* count) {
   ScoreList list;
   if (!list.open("hierarchical", ranges, count))
     return HVD_ERR_INVALID_ARGUMENT;
-  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
+  if (mem != HVD_MEM_HOST || team == nullptr || !kernel_op(coll, op)) {
+    return HVD_OK;
+  }
   const Layout l = read_layout(*team);
   if (!offered(l, coll) || l.local_size() < 2) return HVD_OK;
   // Below kFrom: offered (runtime.hierarchical_* may ask for it), never
@@ -182,12 +185,6 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
                     : "") +
                ")");
     }
-    if (c.kind == HVD_COLL_ALLREDUCE && c.count < (size_t)l.local_size()) {
-      fail(HVD_ERR_UNSUPPORTED,
-           "hierarchical: an allreduce of " + std::to_string(c.count) +
-               " element(s) has no shard for every one of the " +
-               std::to_string(l.local_size()) + " ranks of a host");
-    }
     std::vector<int32_t> peers;
     for (const auto& host : l.hosts) peers.push_back(host[(size_t)l.local]);
     // Every member builds both sub-teams, in this order.
@@ -207,8 +204,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s>(
-      "hierarchical", {init, score, post, progress, task_free, abort_task});
+  return reducer_table<hvd_reducer_s, score>(
+      "hierarchical", {init, post, progress, task_free, abort_task});
 }
 
 }  // namespace

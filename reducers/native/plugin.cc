@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "../common/reducer_table.h"
+#include "../common/score_list.h"
 #include "horovod/reducer.h"
 #include "horovod_plugin/boundary.h"
 #include "task.h"
 
 using hvd_plugin::fail;
 using hvd_plugin::guarded;
-using hvd_plugin::set_last_error;
 
 struct hvd_reducer_s {
   const hvd_host* host = nullptr;
@@ -46,15 +46,12 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
   });
 }
 
-hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
-                 hvd_mem_kind, hvd_score_range* ranges, size_t* count) {
-  if (count == nullptr || (ranges == nullptr && *count > 0)) {
-    set_last_error("native score: count or ranges is NULL");
-    return HVD_ERR_INVALID_ARGUMENT;
-  }
-  const size_t room = *count;
-  *count = 0;
-  if (team == nullptr || team->size < 2 || room == 0) return HVD_OK;
+hvd_status score(hvd_reducer*, hvd_collective coll, hvd_reduce_op op, hvd_dtype,
+                 const hvd_team* team, hvd_mem_kind, hvd_score_range* ranges,
+                 size_t* count) {
+  ScoreList list;
+  if (!list.open("native", ranges, count)) return HVD_ERR_INVALID_ARGUMENT;
+  if (team == nullptr || team->size < 2 || !kernel_op(coll, op)) return HVD_OK;
   switch (coll) {
     case HVD_COLL_ALLREDUCE:
     case HVD_COLL_ALLGATHER:
@@ -62,11 +59,7 @@ hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
     case HVD_COLL_ALLTOALL:
     case HVD_COLL_REDUCESCATTER:
     case HVD_COLL_BARRIER:
-      ranges[0].struct_size = sizeof ranges[0];
-      ranges[0].min_bytes = 0;
-      ranges[0].max_bytes = UINT64_MAX;
-      ranges[0].score = kScore;
-      *count = 1;
+      list.add(0, UINT64_MAX, kScore);
       break;
     default:
       break;
@@ -105,8 +98,8 @@ hvd_status abort_task(hvd_task* task, hvd_status reason, int32_t peer) {
 }
 
 hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s>(
-      "native", {init, score, post, progress, task_free, abort_task});
+  return reducer_table<hvd_reducer_s, score>(
+      "native", {init, post, progress, task_free, abort_task});
 }
 
 }  // namespace

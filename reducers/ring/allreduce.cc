@@ -7,27 +7,16 @@
 // on the rank that owns its segment, postscaled there and then passed on,
 // so every rank ends with the same bits.
 #include "../common/local_steps.h"
-#include "horovod_plugin/boundary.h"
+#include "../common/prologue.h"
 #include "phases.h"
 #include "ring.h"
-
-using hvd_plugin::fail;
 
 namespace hvd::reducers::ring {
 
 void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
-  if (c.count == 0) return;
+  if (allreduce_without_messages(t, c, "ring")) return;
   Schedule& s = t.schedule;
   const bool in_place = c.send == c.recv;
-  if (!in_place &&
-      overlaps(c.send, c.bytes(c.count), c.recv, c.bytes(c.count))) {
-    fail(HVD_ERR_INVALID_ARGUMENT, "ring allreduce: send and recv overlap");
-  }
-  if (c.size == 1) {
-    copy_and_scale(s, c.recv, c.send, c.count, c.esize, c.prescale, c.postscale,
-                   local_piece_elems(c.esize));
-    return;
-  }
   const size_t n = (size_t)c.size;
   t.offsets.resize(n);
   t.lengths.resize(n);

@@ -1,6 +1,7 @@
 // The ring reducer's ABI table: options, scores and post().
 #include <memory>
 
+#include "../common/alltoall.h"
 #include "../common/collective.h"
 #include "../common/options.h"
 #include "../common/reducer_table.h"
@@ -35,21 +36,21 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
     check_host(host, "ring");
     if (out == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "ring: out is NULL");
     auto r = std::make_unique<hvd_reducer_s>(host);
-    int64_t depth = r->options.pipeline_depth;
-    read_options(
-        host, {{"chunk_bytes", &r->options.chunk_bytes, 64, uint64_t(1) << 30}},
-        {{"pipeline_depth", &depth, 1, 64}});
-    r->options.pipeline_depth = depth;
+    read_pipeline_options(host, &r->options.chunk_bytes,
+                          &r->options.pipeline_depth);
     *out = r.release();
     return HVD_OK;
   });
 }
 
-hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
-                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+hvd_status score(hvd_reducer*, hvd_collective coll, hvd_reduce_op op, hvd_dtype,
+                 const hvd_team* team, hvd_mem_kind mem,
+                 hvd_score_range* ranges, size_t* count) {
   ScoreList list;
   if (!list.open("ring", ranges, count)) return HVD_ERR_INVALID_ARGUMENT;
-  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
+  if (mem != HVD_MEM_HOST || team == nullptr || !kernel_op(coll, op)) {
+    return HVD_OK;
+  }
   switch (coll) {
     case HVD_COLL_ALLREDUCE: {
       const bool power_of_two = (team->size & (team->size - 1)) == 0;
@@ -97,7 +98,7 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
         build_broadcast(*task, c, o);
         break;
       case HVD_COLL_ALLTOALL:
-        build_alltoall(*task, c, o);
+        build_pairwise_alltoall(*task, c, (size_t)o.pipeline_depth);
         break;
       case HVD_COLL_REDUCESCATTER:
         build_reducescatter(*task, c, o);
@@ -113,8 +114,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s>(
-      "ring", {init, score, post, task_progress, task_free, task_abort});
+  return reducer_table<hvd_reducer_s, score>(
+      "ring", {init, post, task_progress, task_free, task_abort});
 }
 
 }  // namespace

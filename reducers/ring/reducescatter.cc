@@ -3,14 +3,10 @@
 // travel through a scratch copy of the input's layout; incoming chunks are
 // received straight into it unless the input must be copied first (a
 // prescale, or `recv` overlapping `send`), when they go to window slots.
-#include <algorithm>
-
 #include "../common/local_steps.h"
-#include "horovod_plugin/boundary.h"
+#include "../common/prologue.h"
 #include "phases.h"
 #include "ring.h"
-
-using hvd_plugin::fail;
 
 namespace hvd::reducers::ring {
 
@@ -22,17 +18,8 @@ void build_reducescatter(hvd_task_s& t, const Collective& c, const Options& o) {
                    c.prescale, c.postscale, local_piece_elems(c.esize));
     return;
   }
-  size_t extent = 0, total = 0;
-  for (int32_t k = 0; k < c.size; ++k) {
-    extent = std::max(extent, c.displs[k] + c.counts[k]);
-    total += c.counts[k];
-  }
-  if (total == 0) return;
-  if (extent > c.count) {
-    fail(HVD_ERR_INVALID_ARGUMENT,
-         "ring reducescatter: blocks reach element " + std::to_string(extent) +
-             " of a send of " + std::to_string(c.count));
-  }
+  const size_t extent = reducescatter_extent(c, "ring");
+  if (extent == 0) return;
   const bool overlapping =
       overlaps(c.send, c.bytes(extent), c.recv, c.bytes(mine));
   const bool prescaled = c.prescale != 1.0;

@@ -3,7 +3,8 @@
 // rank sends 2(n-1)/n of the data), every segment cut into chunks that
 // are pipelined through the steps; allgather(v) and reducescatter(v) are
 // the two halves alone; broadcast is a pipelined chain from the root;
-// alltoall(v) a pairwise exchange; barrier a token passed around twice.
+// alltoall(v) the pairwise exchange of common/alltoall.h, pipeline_depth
+// steps in flight; barrier a token passed around twice.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,6 @@ void build_allgather(hvd_task_s& task, const Collective& c, const Options& o);
 void build_reducescatter(hvd_task_s& task, const Collective& c,
                          const Options& o);
 void build_broadcast(hvd_task_s& task, const Collective& c, const Options& o);
-void build_alltoall(hvd_task_s& task, const Collective& c, const Options& o);
 void build_barrier(hvd_task_s& task, const Collective& c);
 
 }  // namespace hvd::reducers::ring

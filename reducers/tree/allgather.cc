@@ -5,11 +5,8 @@
 // `recv`; a block's tag is its distance from the receiver.
 #include <algorithm>
 
-#include "../common/local_steps.h"
-#include "horovod_plugin/boundary.h"
+#include "../common/prologue.h"
 #include "tree.h"
-
-using hvd_plugin::fail;
 
 namespace hvd::reducers::tree {
 
@@ -18,22 +15,7 @@ using Op = Schedule::Op;
 void build_allgather(hvd_task_s& t, const Collective& c) {
   Schedule& s = t.schedule;
   const int32_t n = c.size, r = c.rank;
-  const size_t mine = c.counts[r];
-  uint8_t* own = c.recv + c.bytes(c.displs[r]);
-  const bool in_place = c.send == own || c.send == c.recv;
-  if (!in_place && mine > 0) {
-    size_t extent = 0;
-    for (int32_t k = 0; k < n; ++k) {
-      extent = std::max(extent, c.displs[k] + c.counts[k]);
-    }
-    if (overlaps(c.send, c.bytes(mine), c.recv, c.bytes(extent))) {
-      fail(
-          HVD_ERR_INVALID_ARGUMENT,
-          "tree allgather: send overlaps recv other than at this rank's block");
-    }
-    copy_and_scale(s, own, c.send, mine, c.esize, 1.0, 1.0,
-                   local_piece_elems(c.esize));
-  }
+  const bool in_place = place_own_block(t, c, "tree");
   // placed[j]: the op that puts block (r + j) % n in place.
   std::vector<Op>& placed = t.ops[0];
   placed.assign(n, Schedule::kNone);

@@ -10,11 +10,10 @@
 // flight.
 #include <algorithm>
 
+#include "../common/fold.h"
 #include "../common/local_steps.h"
-#include "horovod_plugin/boundary.h"
+#include "../common/prologue.h"
 #include "tree.h"
-
-using hvd_plugin::fail;
 
 namespace hvd::reducers::tree {
 
@@ -33,29 +32,13 @@ size_t segment_elems(const Collective& c, const Options& o,
 }
 
 void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
-  if (c.count == 0) return;
+  if (allreduce_without_messages(t, c, "tree")) return;
   Schedule& s = t.schedule;
   const bool in_place = c.send == c.recv;
-  if (!in_place &&
-      overlaps(c.send, c.bytes(c.count), c.recv, c.bytes(c.count))) {
-    fail(HVD_ERR_INVALID_ARGUMENT, "tree allreduce: send and recv overlap");
-  }
-  if (c.size == 1) {
-    copy_and_scale(s, c.recv, c.send, c.count, c.esize, c.prescale, c.postscale,
-                   local_piece_elems(c.esize));
-    return;
-  }
-  const int32_t n = c.size, r = c.rank;
-  int32_t p = 1, rounds = 0;
-  while (p * 2 <= n) {
-    p *= 2;
-    ++rounds;
-  }
-  const int32_t rem = n - p;
-  const bool folds = r < 2 * rem && r % 2 == 0;    // sends to r + 1, waits
-  const bool absorbs = r < 2 * rem && r % 2 == 1;  // takes r - 1's part
-  const int32_t new_rank = r < 2 * rem ? r / 2 : r - rem;
-  auto old_rank = [&](int32_t nr) { return nr < rem ? 2 * nr + 1 : nr + rem; };
+  const int32_t r = c.rank;
+  const PowerOfTwoFold fold(c.size, r);
+  const int32_t p = fold.p, rounds = fold.levels, new_rank = fold.new_rank;
+  const bool folds = fold.folds, absorbs = fold.absorbs;
 
   const bool direct = !in_place && c.prescale == 1.0;
   const uint32_t steps = (uint32_t)rounds + 2;  // fold, rounds, unfold
@@ -100,7 +83,7 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
       combine(r - 1, received, Schedule::kNone);
     }
     for (int32_t i = 0, mask = 1; mask < p; mask <<= 1, ++i) {
-      const int32_t partner = old_rank(new_rank ^ mask);
+      const int32_t partner = fold.old_rank(new_rank ^ mask);
       const uint32_t round_tag = tag + 1 + (uint32_t)i;
       const Op sent = s.send(partner, mine, bytes, round_tag);
       s.after(sent, last);

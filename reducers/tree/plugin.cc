@@ -1,6 +1,7 @@
 // The tree reducer's ABI table: options, scores and post().
 #include <memory>
 
+#include "../common/alltoall.h"
 #include "../common/collective.h"
 #include "../common/options.h"
 #include "../common/reducer_table.h"
@@ -44,11 +45,14 @@ hvd_status init(const hvd_host* host, hvd_reducer** out) {
   });
 }
 
-hvd_status score(hvd_reducer*, hvd_collective coll, const hvd_team* team,
-                 hvd_mem_kind mem, hvd_score_range* ranges, size_t* count) {
+hvd_status score(hvd_reducer*, hvd_collective coll, hvd_reduce_op op, hvd_dtype,
+                 const hvd_team* team, hvd_mem_kind mem,
+                 hvd_score_range* ranges, size_t* count) {
   ScoreList list;
   if (!list.open("tree", ranges, count)) return HVD_ERR_INVALID_ARGUMENT;
-  if (mem != HVD_MEM_HOST || team == nullptr) return HVD_OK;
+  if (mem != HVD_MEM_HOST || team == nullptr || !kernel_op(coll, op)) {
+    return HVD_OK;
+  }
   switch (coll) {
     case HVD_COLL_ALLREDUCE:
       list.add(0, kSmallAllreduce, 80);
@@ -122,7 +126,7 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
         build_barrier(*task, c);
         break;
       case HVD_COLL_ALLTOALL:
-        build_alltoall(*task, c);
+        build_pairwise_alltoall(*task, c, 0);  // all at once
         break;
       case HVD_COLL_REDUCESCATTER:
         build_reducescatter(*task, c, r->options);
@@ -135,8 +139,8 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
 }
 
 hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s>(
-      "tree", {init, score, post, task_progress, task_free, task_abort});
+  return reducer_table<hvd_reducer_s, score>(
+      "tree", {init, post, task_progress, task_free, task_abort});
 }
 
 }  // namespace

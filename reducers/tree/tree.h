@@ -3,8 +3,9 @@
 // largest power of two fold into a partner first and get the result back
 // at the end); broadcast a binomial tree; allgather(v) Bruck's doubling
 // with blocks placed directly; barrier a dissemination barrier;
-// alltoall(v) a direct exchange with every message in flight at once;
-// reducescatter(v) an allreduce of the whole input, then this rank's part.
+// alltoall(v) the pairwise exchange of common/alltoall.h with every
+// message in flight at once; reducescatter(v) an allreduce of the whole
+// input, then this rank's part.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,6 @@ void build_allreduce(hvd_task_s& task, const Collective& c, const Options& o);
 void build_broadcast(hvd_task_s& task, const Collective& c, const Options& o);
 void build_allgather(hvd_task_s& task, const Collective& c);
 void build_barrier(hvd_task_s& task, const Collective& c);
-void build_alltoall(hvd_task_s& task, const Collective& c);
 void build_reducescatter(hvd_task_s& task, const Collective& c,
                          const Options& o);
 

@@ -201,6 +201,15 @@ class Hierarchical(unittest.TestCase):
                           routes[1])
             self.assertTrue(any("reducer 'hierarchical'" in l for l in err),
                             "rank %d never ran the hierarchical reducer" % r)
+            # Down to the allreduces that leave a rank of each host without
+            # a shard (fewer elements than ranks per host): no fall-through.
+            for case in ("sum_i32.1", "max_f64.1", "sum_f32_exact.3"):
+                ran = [l for l in err
+                       if f"allreduce '{hier}.{case}'" in l and "reducer" in l]
+                self.assertTrue(ran and all("reducer 'hierarchical'" in l
+                                            for l in ran),
+                                f"rank {r}: {case} did not run hierarchical: "
+                                f"{ran}")
         cases = {case for (_, case) in digests}
         self.assertGreaterEqual(len(cases), 19)
         for (config, case), per_rank in digests.items():

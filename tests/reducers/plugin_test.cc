@@ -137,6 +137,59 @@ TEST(Scores, HalvingDoublingWinsTheMiddleOnPowerOfTwoTeams) {
       scores("halving-doubling", HVD_COLL_ALLGATHER, HVD_MEM_HOST).empty());
 }
 
+// score_op (ABI 1.2): which ops each reducer runs, said before any post().
+size_t op_ranges(const std::string& name, hvd_collective coll, hvd_reduce_op op,
+                 hvd_dtype dtype) {
+  const ReducerPlugin& p = plugin(name);
+  const hvd_reducer_api& api = p.api();
+  EXPECT_TRUE(HVD_HAS_FIELD(&api, hvd_reducer_api, score_op)) << name;
+  EXPECT_NE(api.score_op, nullptr) << name;
+  TestHost host("reducer." + name);
+  hvd_reducer* r = nullptr;
+  EXPECT_EQ(api.init(host.table(), &r), HVD_OK);
+  hvd_team team{};
+  team.struct_size = sizeof team;
+  team.size = 4;
+  std::vector<hvd_score_range> ranges(8);
+  size_t count = ranges.size();
+  EXPECT_EQ(api.score_op(r, coll, op, dtype, &team, HVD_MEM_HOST, ranges.data(),
+                         &count),
+            HVD_OK);
+  api.finalize(r);
+  return count;
+}
+
+TEST(Scores, AdasumAloneRunsOpAdasum) {
+  for (const char* name : {"ring", "tree", "halving-doubling"}) {
+    for (hvd_collective coll : {HVD_COLL_ALLREDUCE, HVD_COLL_REDUCESCATTER}) {
+      if (coll == HVD_COLL_REDUCESCATTER &&
+          std::string(name) == "halving-doubling") {
+        continue;  // it offers allreduce only
+      }
+      EXPECT_EQ(op_ranges(name, coll, HVD_OP_ADASUM, HVD_FLOAT32), 0u)
+          << name << " " << coll;
+      for (hvd_reduce_op op : {HVD_OP_SUM, HVD_OP_AVERAGE, HVD_OP_MIN,
+                               HVD_OP_MAX, HVD_OP_PRODUCT}) {
+        EXPECT_GT(op_ranges(name, coll, op, HVD_INT32), 0u)
+            << name << " " << coll << " op " << op;
+      }
+    }
+  }
+  // Collectives that do not reduce ignore the op.
+  EXPECT_GT(op_ranges("ring", HVD_COLL_ALLGATHER, HVD_OP_SUM, HVD_INT8), 0u);
+  EXPECT_GT(op_ranges("adasum", HVD_COLL_ALLREDUCE, HVD_OP_ADASUM, HVD_FLOAT64),
+            0u);
+  for (hvd_reduce_op op : {HVD_OP_SUM, HVD_OP_AVERAGE, HVD_OP_MAX}) {
+    EXPECT_EQ(op_ranges("adasum", HVD_COLL_ALLREDUCE, op, HVD_FLOAT32), 0u)
+        << op;
+  }
+  EXPECT_EQ(op_ranges("adasum", HVD_COLL_ALLGATHER, HVD_OP_SUM, HVD_FLOAT32),
+            0u);
+  // score() (what a core before 1.2 asks) keeps its old meaning: adasum
+  // answers for the op it runs.
+  EXPECT_FALSE(scores("adasum", HVD_COLL_ALLREDUCE, HVD_MEM_HOST).empty());
+}
+
 // post() on one rank alone, for what it declines.
 hvd_status post_alone(const std::string& name, hvd_coll_args a,
                       std::string* message) {

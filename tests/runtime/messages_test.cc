@@ -10,6 +10,7 @@ namespace {
 TEST(Messages, RequestsRoundTrip) {
   RequestList list;
   list.shutdown = true;
+  list.busy = true;
   Request q;
   q.process_set = 2;
   q.name = "layer/1/weight";
@@ -27,6 +28,7 @@ TEST(Messages, RequestsRoundTrip) {
   encode(list, bytes);
   RequestList back = decode_requests(bytes);
   EXPECT_TRUE(back.shutdown);
+  EXPECT_TRUE(back.busy);
   ASSERT_EQ(back.requests.size(), 2u);
   const Request& b = back.requests[0];
   EXPECT_EQ(b.process_set, 2);
@@ -44,6 +46,7 @@ TEST(Messages, RequestsRoundTrip) {
 TEST(Messages, ResponsesRoundTrip) {
   ResponseList list;
   list.shutdown_rank = 3;
+  list.busy = true;
   Response r;
   r.kind = ResponseKind::kError;
   r.collective = HVD_COLL_ALLGATHER;
@@ -58,6 +61,7 @@ TEST(Messages, ResponsesRoundTrip) {
   ResponseList back = decode_responses(bytes);
   EXPECT_FALSE(back.shutdown);
   EXPECT_EQ(back.shutdown_rank, 3);
+  EXPECT_TRUE(back.busy);
   ASSERT_EQ(back.responses.size(), 1u);
   const Response& b = back.responses[0];
   EXPECT_EQ(b.kind, ResponseKind::kError);

@@ -171,6 +171,39 @@ class ConfigReader {
     return ms;
   }
 
+  // The limit every transport has on requests in flight per connection.
+  uint32_t max_requests(uint32_t fallback) const {
+    return static_cast<uint32_t>(integer("max_requests", fallback, 1, 1 << 20));
+  }
+
+  // One non-empty string; `expected` says what was wanted when the value is
+  // something else.
+  std::string text(const char* key, const std::string& fallback,
+                   const char* expected) const {
+    const hvd_config_value* v = find(key);
+    if (v == nullptr) return fallback;
+    if (v->type != HVD_VALUE_STRING || v->string_value == nullptr ||
+        v->string_value[0] == '\0') {
+      reject(key, expected);
+    }
+    return v->string_value;
+  }
+
+  // One of `choices` (as text()).
+  std::string choice(const char* key, const std::string& fallback,
+                     std::initializer_list<const char*> choices) const {
+    std::string expected;
+    for (const char* c : choices) {
+      expected +=
+          std::string(expected.empty() ? "expected \"" : " or \"") + c + "\"";
+    }
+    std::string value = text(key, fallback, expected.c_str());
+    for (const char* c : choices) {
+      if (value == c) return value;
+    }
+    reject(key, expected);
+  }
+
   // A comma-separated string or an array of strings; empty entries dropped.
   std::vector<std::string> list(const char* key) const {
     std::vector<std::string> out;

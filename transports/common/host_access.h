@@ -6,23 +6,13 @@
 
 #include "horovod/host.h"
 #include "horovod_plugin/boundary.h"
+#include "horovod_plugin/host_check.h"
 
 namespace hvd_transport_common {
 
 // The host table must hold every v1.0 field (the core is 1.x).
 inline void check_host(const hvd_host* host) {
-  if (host == nullptr) {
-    hvd_plugin::fail(HVD_ERR_INVALID_ARGUMENT, "init: host is NULL");
-  }
-  if (host->abi_major != HVD_ABI_VERSION_MAJOR ||
-      host->struct_size < HVD_STRUCT_SIZE(hvd_host, timeline_end)) {
-    hvd_plugin::fail(
-        HVD_ERR_VERSION,
-        "init: host table of ABI " + std::to_string(host->abi_major) + "." +
-            std::to_string(host->abi_minor) + " (" +
-            std::to_string(host->struct_size) +
-            " bytes) is not one this transport (ABI 1.0) understands");
-  }
+  hvd_plugin::check_transport_host(host);
 }
 
 inline bool log_enabled(const hvd_host* host, hvd_log_level level) {

@@ -146,6 +146,39 @@ void Comm::abort(hvd_status reason, int32_t peer) {
 namespace {
 
 template <typename T>
+struct Type {
+  using type = T;
+};
+
+// Calls f(Type<T>{}) with the C++ type Gloo reduces `dtype` as; does nothing
+// for a dtype Gloo cannot reduce.
+template <typename F>
+void with_type(hvd_dtype dtype, F&& f) {
+  switch (dtype) {
+    case HVD_UINT8:
+      return f(Type<uint8_t>{});
+    case HVD_INT8:
+      return f(Type<int8_t>{});
+    case HVD_INT32:
+      return f(Type<int32_t>{});
+    case HVD_INT64:
+      return f(Type<int64_t>{});
+    case HVD_FLOAT16:
+      return f(Type<gloo::float16>{});
+    case HVD_FLOAT32:
+      return f(Type<float>{});
+    case HVD_FLOAT64:
+      return f(Type<double>{});
+  }
+}
+
+bool native_dtype(hvd_dtype dtype) {
+  bool native = false;
+  with_type(dtype, [&](auto) { native = true; });
+  return native;
+}
+
+template <typename T>
 gloo::AllreduceOptions::Func reduce_fn(hvd_reduce_op op) {
   switch (op) {
     case HVD_OP_SUM:
@@ -168,20 +201,6 @@ gloo::AllreduceOptions::Func reduce_fn(hvd_reduce_op op) {
   return nullptr;
 }
 
-bool native_dtype(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_UINT8:
-    case HVD_INT8:
-    case HVD_INT32:
-    case HVD_INT64:
-    case HVD_FLOAT16:
-    case HVD_FLOAT32:
-    case HVD_FLOAT64:
-      return true;
-  }
-  return false;
-}
-
 bool native_op(hvd_reduce_op op, hvd_dtype dtype) {
   switch (op) {
     case HVD_OP_SUM:
@@ -195,31 +214,17 @@ bool native_op(hvd_reduce_op op, hvd_dtype dtype) {
   return false;
 }
 
-template <typename T>
-void run_allreduce(gloo::rendezvous::Context& ctx, const void* send, void* buf,
-                   size_t count, hvd_reduce_op op, uint32_t tag,
-                   std::chrono::milliseconds timeout) {
-  gloo::AllreduceOptions opts(
-      std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
-  if (send != buf)
-    opts.setInput(static_cast<T*>(const_cast<void*>(send)), count);
-  opts.setOutput(static_cast<T*>(buf), count);
-  opts.setReduceFunction(reduce_fn<T>(op));
-  opts.setTag(tag);
-  opts.setTimeout(timeout);
-  gloo::allreduce(opts);
-}
-
 Comm* as_comm(hvd_coll_comm* c) {
   if (c == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "gloo: comm is NULL");
   return reinterpret_cast<Comm*>(c);
 }
 
-void require_host(hvd_stream stream, const char* what) {
-  if (stream != nullptr) {
-    fail(HVD_ERR_UNSUPPORTED, std::string("gloo: ") + what +
-                                  " moves host memory only (stream given)");
+size_t element_size(hvd_dtype dtype, const char* what) {
+  size_t esize = hvd_plugin::dtype_size(dtype);
+  if (esize == 0) {
+    fail(HVD_ERR_UNSUPPORTED, std::string("gloo: ") + what + " of this dtype");
   }
+  return esize;
 }
 
 // Element counts -> byte counts, checking that `displs` (may be NULL) lays
@@ -244,6 +249,49 @@ uint64_t total(const std::vector<int64_t>& bytes) {
   uint64_t sum = 0;
   for (int64_t b : bytes) sum += static_cast<uint64_t>(b);
   return sum;
+}
+
+// What a collective posts: `run` sets the buffers of Gloo's options and
+// calls Gloo; its request completes with `bytes` written here.
+template <typename Run>
+struct Posting {
+  uint64_t bytes;
+  Run run;
+};
+
+// Every collective: checks the comm and the memory, lets `prepare` check
+// the arguments (on the caller's thread, before anything is queued) and
+// build the Posting, and queues it with a fresh tag. On the comm's thread
+// `run` gets Gloo's Options over the comm's context with that tag and the
+// transport's timeout.
+template <typename Options, typename Prepare>
+hvd_status start(hvd_coll_comm* c, const char* what, hvd_stream stream,
+                 hvd_request** req, Prepare&& prepare) {
+  return guarded([&] {
+    Comm* comm = as_comm(c);
+    if (stream != nullptr) {
+      fail(HVD_ERR_UNSUPPORTED, std::string("gloo: ") + what +
+                                    " moves host memory only (stream given)");
+    }
+    if (req == nullptr) {
+      fail(HVD_ERR_INVALID_ARGUMENT,
+           std::string("gloo: ") + what + ": request is NULL");
+    }
+    auto posting = prepare(*comm);
+    const auto timeout = comm->transport().options().timeout;
+    const uint32_t tag = comm->next_tag();
+    Request* r = comm->post(
+        [=, run = std::move(posting.run)](gloo::rendezvous::Context& ctx) {
+          Options opts(
+              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
+          opts.setTag(tag);
+          opts.setTimeout(timeout);
+          run(opts);
+        },
+        posting.bytes);
+    *req = reinterpret_cast<hvd_request*>(r);
+    return HVD_OK;
+  });
 }
 
 hvd_status comm_create(hvd_transport* t, const hvd_team* team,
@@ -293,46 +341,24 @@ int32_t supports(hvd_coll_comm*, hvd_collective coll, hvd_dtype dtype,
 hvd_status allreduce(hvd_coll_comm* c, const void* send, void* recv,
                      size_t count, hvd_dtype dtype, hvd_reduce_op op,
                      hvd_stream stream, hvd_request** req) {
-  return guarded([&] {
-    Comm* comm = as_comm(c);
-    require_host(stream, "allreduce");
+  return start<gloo::AllreduceOptions>(c, "allreduce", stream, req, [&](Comm&) {
     if (!native_dtype(dtype) || !native_op(op, dtype)) {
       fail(HVD_ERR_UNSUPPORTED, "gloo: allreduce of this dtype and op");
     }
-    size_t esize = hvd_plugin::dtype_size(dtype);
-    const auto timeout = comm->transport().options().timeout;
-    const uint32_t tag = comm->next_tag();
-    Request* r = comm->post(
-        [=](gloo::rendezvous::Context& ctx) {
-          if (count == 0) return;
-          switch (dtype) {
-            case HVD_UINT8:
-              run_allreduce<uint8_t>(ctx, send, recv, count, op, tag, timeout);
-              break;
-            case HVD_INT8:
-              run_allreduce<int8_t>(ctx, send, recv, count, op, tag, timeout);
-              break;
-            case HVD_INT32:
-              run_allreduce<int32_t>(ctx, send, recv, count, op, tag, timeout);
-              break;
-            case HVD_INT64:
-              run_allreduce<int64_t>(ctx, send, recv, count, op, tag, timeout);
-              break;
-            case HVD_FLOAT16:
-              run_allreduce<gloo::float16>(ctx, send, recv, count, op, tag,
-                                           timeout);
-              break;
-            case HVD_FLOAT32:
-              run_allreduce<float>(ctx, send, recv, count, op, tag, timeout);
-              break;
-            case HVD_FLOAT64:
-              run_allreduce<double>(ctx, send, recv, count, op, tag, timeout);
-              break;
-          }
-        },
-        count * esize);
-    *req = reinterpret_cast<hvd_request*>(r);
-    return HVD_OK;
+    return Posting{count * hvd_plugin::dtype_size(dtype),
+                   [=](gloo::AllreduceOptions& opts) {
+                     if (count == 0) return;
+                     with_type(dtype, [&](auto type) {
+                       using T = typename decltype(type)::type;
+                       if (send != recv) {
+                         opts.setInput(static_cast<T*>(const_cast<void*>(send)),
+                                       count);
+                       }
+                       opts.setOutput(static_cast<T*>(recv), count);
+                       opts.setReduceFunction(reduce_fn<T>(op));
+                     });
+                     gloo::allreduce(opts);
+                   }};
   });
 }
 
@@ -340,64 +366,42 @@ hvd_status allgatherv(hvd_coll_comm* c, const void* send, size_t send_count,
                       void* recv, const size_t* recv_counts,
                       const size_t* recv_displs, hvd_dtype dtype,
                       hvd_stream stream, hvd_request** req) {
-  return guarded([&] {
-    Comm* comm = as_comm(c);
-    require_host(stream, "allgatherv");
-    size_t esize = hvd_plugin::dtype_size(dtype);
-    if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: allgatherv of this dtype");
-    std::vector<int64_t> bytes = contiguous_bytes(
-        recv_counts, recv_displs, comm->size(), esize, "allgatherv");
-    std::vector<size_t> out(bytes.begin(), bytes.end());
-    const auto timeout = comm->transport().options().timeout;
-    const uint32_t tag = comm->next_tag();
-    Request* r = comm->post(
-        [=](gloo::rendezvous::Context& ctx) {
-          gloo::AllgathervOptions opts(
-              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
-          opts.setInput(static_cast<uint8_t*>(const_cast<void*>(send)),
-                        send_count * esize);
-          opts.setOutput(static_cast<uint8_t*>(recv), out);
-          opts.setTag(tag);
-          opts.setTimeout(timeout);
-          gloo::allgatherv(opts);
-        },
-        total(bytes));
-    *req = reinterpret_cast<hvd_request*>(r);
-    return HVD_OK;
-  });
+  return start<gloo::AllgathervOptions>(
+      c, "allgatherv", stream, req, [&](Comm& comm) {
+        size_t esize = element_size(dtype, "allgatherv");
+        std::vector<int64_t> bytes = contiguous_bytes(
+            recv_counts, recv_displs, comm.size(), esize, "allgatherv");
+        std::vector<size_t> out(bytes.begin(), bytes.end());
+        return Posting{total(bytes), [=](gloo::AllgathervOptions& opts) {
+                         opts.setInput(
+                             static_cast<uint8_t*>(const_cast<void*>(send)),
+                             send_count * esize);
+                         opts.setOutput(static_cast<uint8_t*>(recv), out);
+                         gloo::allgatherv(opts);
+                       }};
+      });
 }
 
 hvd_status broadcast(hvd_coll_comm* c, void* buf, size_t count, hvd_dtype dtype,
                      int32_t root, hvd_stream stream, hvd_request** req) {
-  return guarded([&] {
-    Comm* comm = as_comm(c);
-    require_host(stream, "broadcast");
-    size_t esize = hvd_plugin::dtype_size(dtype);
-    if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: broadcast of this dtype");
-    if (root < 0 || root >= comm->size()) {
-      fail(HVD_ERR_INVALID_ARGUMENT,
-           "gloo: broadcast root " + std::to_string(root) + " of a team of " +
-               std::to_string(comm->size()));
-    }
-    const auto timeout = comm->transport().options().timeout;
-    const uint32_t tag = comm->next_tag();
-    const bool is_root = comm->rank() == root;
-    Request* r = comm->post(
-        [=](gloo::rendezvous::Context& ctx) {
-          if (count == 0) return;
-          gloo::BroadcastOptions opts(
-              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
-          if (is_root) opts.setInput(static_cast<uint8_t*>(buf), count * esize);
-          opts.setOutput(static_cast<uint8_t*>(buf), count * esize);
-          opts.setRoot(root);
-          opts.setTag(tag);
-          opts.setTimeout(timeout);
-          gloo::broadcast(opts);
-        },
-        count * esize);
-    *req = reinterpret_cast<hvd_request*>(r);
-    return HVD_OK;
-  });
+  return start<gloo::BroadcastOptions>(
+      c, "broadcast", stream, req, [&](Comm& comm) {
+        size_t bytes = count * element_size(dtype, "broadcast");
+        if (root < 0 || root >= comm.size()) {
+          fail(HVD_ERR_INVALID_ARGUMENT,
+               "gloo: broadcast root " + std::to_string(root) +
+                   " of a team of " + std::to_string(comm.size()));
+        }
+        const bool is_root = comm.rank() == root;
+        return Posting{bytes, [=](gloo::BroadcastOptions& opts) {
+                         if (bytes == 0) return;
+                         if (is_root)
+                           opts.setInput(static_cast<uint8_t*>(buf), bytes);
+                         opts.setOutput(static_cast<uint8_t*>(buf), bytes);
+                         opts.setRoot(root);
+                         gloo::broadcast(opts);
+                       }};
+      });
 }
 
 hvd_status alltoallv(hvd_coll_comm* c, const void* send,
@@ -405,57 +409,33 @@ hvd_status alltoallv(hvd_coll_comm* c, const void* send,
                      void* recv, const size_t* recv_counts,
                      const size_t* recv_displs, hvd_dtype dtype,
                      hvd_stream stream, hvd_request** req) {
-  return guarded([&] {
-    Comm* comm = as_comm(c);
-    require_host(stream, "alltoallv");
-    size_t esize = hvd_plugin::dtype_size(dtype);
-    if (esize == 0) fail(HVD_ERR_UNSUPPORTED, "gloo: alltoallv of this dtype");
-    std::vector<int64_t> in = contiguous_bytes(
-        send_counts, send_displs, comm->size(), esize, "alltoallv");
-    std::vector<int64_t> out = contiguous_bytes(
-        recv_counts, recv_displs, comm->size(), esize, "alltoallv");
-    const auto timeout = comm->transport().options().timeout;
-    const uint32_t tag = comm->next_tag();
-    Request* r = comm->post(
-        [=](gloo::rendezvous::Context& ctx) {
-          // Gloo reads its input while it writes its output.
-          std::vector<uint8_t> copy;
-          const void* from = send;
-          if (send == recv) {
-            copy.assign(static_cast<const uint8_t*>(send),
-                        static_cast<const uint8_t*>(send) + total(in));
-            from = copy.data();
-          }
-          gloo::AlltoallvOptions opts(
-              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
-          opts.setInput(static_cast<uint8_t*>(const_cast<void*>(from)), in);
-          opts.setOutput(static_cast<uint8_t*>(recv), out);
-          opts.setTag(tag);
-          opts.setTimeout(timeout);
-          gloo::alltoallv(opts);
-        },
-        total(out));
-    *req = reinterpret_cast<hvd_request*>(r);
-    return HVD_OK;
-  });
+  return start<gloo::AlltoallvOptions>(
+      c, "alltoallv", stream, req, [&](Comm& comm) {
+        size_t esize = element_size(dtype, "alltoallv");
+        std::vector<int64_t> in = contiguous_bytes(
+            send_counts, send_displs, comm.size(), esize, "alltoallv");
+        std::vector<int64_t> out = contiguous_bytes(
+            recv_counts, recv_displs, comm.size(), esize, "alltoallv");
+        return Posting{
+            total(out), [=](gloo::AlltoallvOptions& opts) {
+              // Gloo reads its input while it writes its output.
+              std::vector<uint8_t> copy;
+              const void* from = send;
+              if (send == recv) {
+                copy.assign(static_cast<const uint8_t*>(send),
+                            static_cast<const uint8_t*>(send) + total(in));
+                from = copy.data();
+              }
+              opts.setInput(static_cast<uint8_t*>(const_cast<void*>(from)), in);
+              opts.setOutput(static_cast<uint8_t*>(recv), out);
+              gloo::alltoallv(opts);
+            }};
+      });
 }
 
 hvd_status barrier(hvd_coll_comm* c, hvd_request** req) {
-  return guarded([&] {
-    Comm* comm = as_comm(c);
-    const auto timeout = comm->transport().options().timeout;
-    const uint32_t tag = comm->next_tag();
-    Request* r = comm->post(
-        [=](gloo::rendezvous::Context& ctx) {
-          gloo::BarrierOptions opts(
-              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
-          opts.setTag(tag);
-          opts.setTimeout(timeout);
-          gloo::barrier(opts);
-        },
-        0);
-    *req = reinterpret_cast<hvd_request*>(r);
-    return HVD_OK;
+  return start<gloo::BarrierOptions>(c, "barrier", nullptr, req, [](Comm&) {
+    return Posting{0, [](gloo::BarrierOptions& opts) { gloo::barrier(opts); }};
   });
 }
 
@@ -468,25 +448,20 @@ hvd_status comm_abort(hvd_coll_comm* c, hvd_status reason, int32_t peer) {
 
 }  // namespace
 
-const hvd_transport_collectives* collectives_table(const hvd_extension* next) {
-  static const hvd_transport_collectives table = [next] {
-    hvd_transport_collectives t{};
-    t.struct_size = HVD_STRUCT_SIZE(hvd_transport_collectives, comm_abort);
-    t.type = HVD_EXT_TRANSPORT_COLLECTIVES;
-    t.next = next;
-    t.comm_create = comm_create;
-    t.comm_destroy = comm_destroy;
-    t.supports = supports;
-    t.allreduce = allreduce;
-    t.allgatherv = allgatherv;
-    t.broadcast = broadcast;
-    t.reducescatter = nullptr;
-    t.alltoallv = alltoallv;
-    t.barrier = barrier;
-    t.comm_abort = comm_abort;
-    return t;
-  }();
-  return &table;
-}
+const hvd_transport_collectives kCollectives = {
+    .struct_size = HVD_STRUCT_SIZE(hvd_transport_collectives, comm_abort),
+    .type = HVD_EXT_TRANSPORT_COLLECTIVES,
+    .next = nullptr,
+    .comm_create = comm_create,
+    .comm_destroy = comm_destroy,
+    .supports = supports,
+    .allreduce = allreduce,
+    .allgatherv = allgatherv,
+    .broadcast = broadcast,
+    .reducescatter = nullptr,
+    .alltoallv = alltoallv,
+    .barrier = barrier,
+    .comm_abort = comm_abort,
+};
 
 }  // namespace hvd_gloo

@@ -77,8 +77,8 @@ class Comm {
   std::thread thread_;
 };
 
-// The extension's table, chained from the transport's table; `next` goes
-// on the chain after it (fixed by the first call).
-const hvd_transport_collectives* collectives_table(const hvd_extension* next);
+// The extension's table (its `next` is set where the plugin's table chains
+// it).
+extern const hvd_transport_collectives kCollectives;
 
 }  // namespace hvd_gloo

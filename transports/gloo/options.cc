@@ -13,8 +13,7 @@ Options read_options(const hvd_host* host) {
     reader.reject("interface", "expected one interface name, e.g. \"lo\"");
   }
   if (!iface.empty()) o.interface = iface.front();
-  o.max_requests = static_cast<uint32_t>(
-      reader.integer("max_requests", o.max_requests, 1, 1 << 20));
+  o.max_requests = reader.max_requests(o.max_requests);
   o.timeout = reader.duration("timeout", o.timeout);
   return o;
 }

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "collectives.h"
-#include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
@@ -31,9 +30,6 @@ struct Impl {
     return c->transport().conn_test(c);
   }
   static int32_t peer_rank(Connection* c) { return c->peer_rank(); }
-  static void check_host(const hvd_host* host) {
-    hvd_transport_common::check_host(host);
-  }
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
@@ -119,18 +115,9 @@ const char* describe() {
   return text.c_str();
 }
 
-const hvd_plugin_info kInfo = {sizeof(hvd_plugin_info), HVD_EXT_PLUGIN_INFO,
-                               nullptr, describe};
-
-hvd_transport_api make_api() {
-  hvd_transport_api a =
-      Table::api({gloo_mr_reg, gloo_mr_dereg, gloo_isend, gloo_irecv});
-  a.ext = reinterpret_cast<const hvd_extension*>(hvd_gloo::collectives_table(
-      reinterpret_cast<const hvd_extension*>(&kInfo)));
-  return a;
-}
-
-const hvd_transport_api kApi = make_api();
+const hvd_transport_api kApi =
+    Table::api({gloo_mr_reg, gloo_mr_dereg, gloo_isend, gloo_irecv},
+               {.describe = describe, .collectives = &hvd_gloo::kCollectives});
 
 }  // namespace
 

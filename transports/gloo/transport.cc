@@ -287,13 +287,8 @@ void Transport::abort(hvd_status reason, int32_t peer) {
   std::vector<Connection*> conns;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!aborted_.load()) {
-      abort_reason_ = reason;
-      abort_peer_ = peer;
-      aborted_.store(true);
-    }
-    reason = abort_reason_;
-    peer = abort_peer_;
+    abort_.trip(reason, peer);
+    reason = abort_.reason(&peer);
     conns.assign(connections_.begin(), connections_.end());
     // Connections are deleted only on the core's thread, under mu_'s
     // protection of the set; abort holds it while it reaches them.
@@ -342,13 +337,6 @@ void Transport::add_comm(Comm* comm) {
 void Transport::remove_comm(Comm* comm) {
   std::lock_guard<std::mutex> lock(mu_);
   comms_.erase(comm);
-}
-
-hvd_status Transport::aborted(int32_t* peer) const {
-  if (!aborted_.load()) return HVD_OK;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (peer != nullptr) *peer = abort_peer_;
-  return abort_reason_;
 }
 
 }  // namespace hvd_gloo

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "horovod/transport.h"
+#include "horovod_plugin/abort_latch.h"
 #include "options.h"
 #include "request.h"
 
@@ -58,7 +59,9 @@ class Transport {
   // Any thread. Every connection's pending requests fail with `reason`.
   void abort(hvd_status reason, int32_t peer);
   // HVD_OK, or the reason of an abort (and its peer).
-  hvd_status aborted(int32_t* peer = nullptr) const;
+  hvd_status aborted(int32_t* peer = nullptr) const {
+    return abort_.reason(peer);
+  }
 
   // comm_create: the communicator being built for `team` (started on the
   // first call), until forget_pending_comm.
@@ -79,7 +82,7 @@ class Transport {
   int event_fd_ = -1;
   std::atomic<uint64_t> completed_since_arm_{0};
 
-  mutable std::mutex mu_;  // connections_, listeners_, the abort fields
+  std::mutex mu_;  // connections_, listeners_, comms_
   std::unordered_set<Connection*> connections_;
   std::mutex live_mu_;  // taken under a connection's lock, never around one
   std::unordered_set<Request*> live_;
@@ -87,9 +90,7 @@ class Transport {
   std::unordered_set<Comm*> comms_;
   std::vector<Comm*> pending_comms_;           // core thread only
   std::map<int32_t, uint32_t> comms_per_set_;  // names their bootstrap keys
-  std::atomic<bool> aborted_{false};
-  hvd_status abort_reason_ = HVD_OK;
-  int32_t abort_peer_ = -1;
+  hvd_plugin::AbortLatch abort_;
 };
 
 }  // namespace hvd_gloo

@@ -89,7 +89,7 @@ hvd_status start(hvd_coll_comm* c, const char* what, uint64_t bytes,
     if (hvd_status a = t.aborted(); a != HVD_OK)
       return hvd_plugin::refuse(a,
                                 std::string("mpi: ") + what + " after abort");
-    if (hvd_status a = comm->abort_reason.load(); a != HVD_OK)
+    if (hvd_status a = comm->abort.reason(); a != HVD_OK)
       return hvd_plugin::refuse(a,
                                 std::string("mpi: ") + what + " after abort");
     Request* r = t.take_request(Request::Kind::kCollective);
@@ -171,7 +171,7 @@ hvd_status comm_destroy(hvd_coll_comm* c) {
     MPI_Finalized(&finalised);
     // After an abort a collective may still run on it; MPI_Comm_free would
     // wait for it, so the communicator is left to the end of the job.
-    if (!finalised && comm->abort_reason.load() == HVD_OK &&
+    if (!finalised && !comm->abort.tripped() &&
         comm->transport->aborted() == HVD_OK) {
       MPI_Comm_free(&comm->comm);
     }
@@ -330,11 +330,7 @@ hvd_status barrier(hvd_coll_comm* c, hvd_request** req) {
 
 hvd_status comm_abort(hvd_coll_comm* c, hvd_status reason, int32_t peer) {
   if (c == nullptr) return HVD_ERR_INVALID_ARGUMENT;
-  hvd_coll_comm_s* comm = static_cast<hvd_coll_comm_s*>(c);
-  if (comm->abort_claimed.exchange(true)) return HVD_OK;
-  comm->abort_peer.store(peer, std::memory_order_relaxed);
-  comm->abort_reason.store(reason == HVD_OK ? HVD_ERR_ABORTED : reason,
-                           std::memory_order_release);
+  static_cast<hvd_coll_comm_s*>(c)->abort.trip(reason, peer);
   return HVD_OK;
 }
 

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "collectives.h"
-#include "common/host_access.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
 #include "horovod_plugin/transport_table.h"
@@ -28,9 +27,6 @@ struct Impl {
     return c->transport->conn_test(c);
   }
   static int32_t peer_rank(Connection* c) { return c->peer_rank; }
-  static void check_host(const hvd_host* host) {
-    hvd_transport_common::check_host(host);
-  }
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
@@ -93,14 +89,10 @@ const char* describe() {
   return text.c_str();
 }
 
-const hvd_plugin_info kInfo = {
-    sizeof(hvd_plugin_info), HVD_EXT_PLUGIN_INFO,
-    reinterpret_cast<const hvd_extension*>(&hvd_mpi::kCollectives), describe};
-
 hvd_transport_api make_table() {
   hvd_transport_api api =
-      Table::api({mpi_mr_reg, mpi_mr_dereg, mpi_isend, mpi_irecv});
-  api.ext = reinterpret_cast<const hvd_extension*>(&kInfo);
+      Table::api({mpi_mr_reg, mpi_mr_dereg, mpi_isend, mpi_irecv},
+                 {.describe = describe, .collectives = &hvd_mpi::kCollectives});
   // MPI has no descriptor to sleep on; the core naps between tests.
   api.wait_fd = nullptr;
   api.wait_arm = nullptr;

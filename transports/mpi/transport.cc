@@ -1,5 +1,7 @@
 #include "transport.h"
 
+#include <sched.h>
+
 #include <climits>
 #include <cstring>
 
@@ -192,19 +194,6 @@ hvd_status Transport::conn_test(Connection* conn) {
   return refuse(conn->failure, conn->failure_text);
 }
 
-hvd_status Transport::aborted(int32_t* peer) const {
-  hvd_status reason = abort_reason_.load(std::memory_order_acquire);
-  if (peer) *peer = abort_peer_.load(std::memory_order_relaxed);
-  return reason;
-}
-
-void Transport::abort(hvd_status reason, int32_t peer) {
-  if (abort_claimed_.exchange(true)) return;
-  abort_peer_.store(peer, std::memory_order_relaxed);
-  abort_reason_.store(reason == HVD_OK ? HVD_ERR_ABORTED : reason,
-                      std::memory_order_release);
-}
-
 hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
                             uint64_t tag, Request** out) {
   if (hvd_status a = aborted(); a != HVD_OK)
@@ -269,10 +258,7 @@ hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
   uint64_t bytes = req->bytes;
   int32_t abort_peer = -1;
   hvd_status a = aborted(&abort_peer);
-  if (a == HVD_OK && req->comm) {
-    a = req->comm->abort_reason.load(std::memory_order_acquire);
-    abort_peer = req->comm->abort_peer.load(std::memory_order_relaxed);
-  }
+  if (a == HVD_OK && req->comm) a = req->comm->abort.reason(&abort_peer);
   if (a != HVD_OK) {
     status = a;
     peer = abort_peer;
@@ -281,7 +267,9 @@ hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
   } else {
     int flag = 0;
     MPI_Status mpi_status;
-    int rc = MPI_Test(&req->mpi, &flag, &mpi_status);
+    int rc = req->kind == Request::Kind::kCollective
+                 ? test_collective(req, &flag, &mpi_status)
+                 : MPI_Test(&req->mpi, &flag, &mpi_status);
     if (rc != MPI_SUCCESS) {
       status = status_of_mpi_error(rc);
       hvd_plugin::set_last_error("mpi: " + mpi_error_text(req->what, rc));
@@ -319,6 +307,23 @@ hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
   give_back(req);
   *done = 1;
   return HVD_OK;
+}
+
+int Transport::test_collective(Request* req, int* flag, MPI_Status* status) {
+  // Back to back for kSpin, then yielding the processor between tests (the
+  // peer may be waiting for it), until kPatience has passed or an abort
+  // arrives.
+  constexpr auto kSpin = std::chrono::microseconds(50);
+  constexpr auto kPatience = std::chrono::milliseconds(2);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    int rc = MPI_Test(&req->mpi, flag, status);
+    if (rc != MPI_SUCCESS || *flag) return rc;
+    if (abort_.tripped() || req->comm->abort.tripped()) return rc;
+    auto waited = std::chrono::steady_clock::now() - start;
+    if (waited >= kPatience) return rc;
+    if (waited >= kSpin) sched_yield();
+  }
 }
 
 Request* Transport::take_request(Request::Kind kind) {

@@ -2,10 +2,11 @@
 // on channel 0 of the shared communicator, see library.h), MPI_Isend /
 // MPI_Irecv on the connection's channels, requests, abort. MPI has no file
 // descriptor to sleep on, so there is no wait fd; test() drives MPI's
-// progress.
+// progress. MPI moves a non-blocking collective only inside MPI calls and
+// the core naps between tests of a transport without a wait fd, so test()
+// of a collective keeps testing for up to 2 ms (test_collective).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "horovod/transport.h"
+#include "horovod_plugin/abort_latch.h"
 #include "library.h"
 #include "options.h"
 
@@ -26,9 +28,7 @@ struct Comm {
   Transport* transport = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1;
-  std::atomic<bool> abort_claimed{false};
-  std::atomic<hvd_status> abort_reason{HVD_OK};
-  std::atomic<int32_t> abort_peer{-1};
+  hvd_plugin::AbortLatch abort;  // comm_abort
 };
 
 struct Listener : ControlSink {
@@ -104,9 +104,11 @@ class Transport {
   void progress() { library_.poll(); }
   int wait_fd() const { return -1; }
   hvd_status wait_arm() { return HVD_AGAIN; }
-  void abort(hvd_status reason, int32_t peer);
+  void abort(hvd_status reason, int32_t peer) { abort_.trip(reason, peer); }
   // HVD_OK, or the first abort's reason (its peer in *peer).
-  hvd_status aborted(int32_t* peer = nullptr) const;
+  hvd_status aborted(int32_t* peer = nullptr) const {
+    return abort_.reason(peer);
+  }
 
   // Requests: taken for a post, given back when test() reports them.
   Request* take_request(Request::Kind kind);
@@ -115,6 +117,10 @@ class Transport {
   void abandon(Request* req);
 
  private:
+  // MPI_Test on `req` until it completes, fails, is aborted or has had its
+  // time for this call; MPI_Test's result.
+  int test_collective(Request* req, int* flag, MPI_Status* status);
+
   const hvd_host* host_;
   Options options_;
   Library& library_;
@@ -124,9 +130,7 @@ class Transport {
   Request* free_ = nullptr;
   // Count arrays of abandoned collectives, which MPI may still read.
   std::vector<std::vector<int>> abandoned_counts_;
-  std::atomic<bool> abort_claimed_{false};
-  std::atomic<hvd_status> abort_reason_{HVD_OK};
-  std::atomic<int32_t> abort_peer_{-1};
+  hvd_plugin::AbortLatch abort_;
 };
 
 }  // namespace hvd_mpi

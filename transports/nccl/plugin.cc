@@ -13,6 +13,7 @@
 #include "common/host_access.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
+#include "horovod_plugin/extension_chain.h"
 #include "transport.h"
 
 namespace {
@@ -477,14 +478,11 @@ hvd_status nccl_comm_abort(hvd_coll_comm* c, hvd_status reason, int32_t peer) {
   });
 }
 
-const hvd_plugin_info kInfo = {sizeof(hvd_plugin_info), HVD_EXT_PLUGIN_INFO,
-                               nullptr, hvd_nccl::describe};
-
 hvd_transport_collectives make_collectives() {
   hvd_transport_collectives t{};
   t.struct_size = HVD_STRUCT_SIZE(hvd_transport_collectives, comm_abort);
   t.type = HVD_EXT_TRANSPORT_COLLECTIVES;
-  t.next = reinterpret_cast<const hvd_extension*>(&kInfo);
+  t.next = nullptr;
   t.comm_create = nccl_comm_create;
   t.comm_destroy = nccl_comm_destroy;
   t.supports = nccl_supports;
@@ -499,11 +497,12 @@ hvd_transport_collectives make_collectives() {
 }
 
 const hvd_transport_collectives kCollectives = make_collectives();
+hvd_plugin::ExtensionChain extensions;
 
 hvd_transport_api make_api() {
   hvd_transport_api a{};
   a.struct_size = HVD_STRUCT_SIZE(hvd_transport_api, iget);
-  a.ext = reinterpret_cast<const hvd_extension*>(&kCollectives);
+  a.ext = extensions.link({hvd_nccl::describe, &kCollectives});
   a.kind = HVD_PLUGIN_TRANSPORT;
   a.abi_major = HVD_ABI_VERSION_MAJOR;
   a.abi_minor = HVD_ABI_VERSION_MINOR;

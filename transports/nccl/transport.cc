@@ -117,19 +117,10 @@ void Transport::remove_comm(Comm* comm) {
 
 void Transport::abort(hvd_status reason, int32_t peer) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!aborted_) {
-    aborted_ = true;
-    abort_reason_ = reason;
-    abort_peer_ = peer;
-  }
-  for (Comm* c : comms_) c->abort(abort_reason_, abort_peer_);
+  abort_.trip(reason, peer);
+  reason = abort_.reason(&peer);
+  for (Comm* c : comms_) c->abort(reason, peer);
   waker_->notify();
-}
-
-hvd_status Transport::aborted(int32_t* peer) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (peer != nullptr) *peer = abort_peer_;
-  return aborted_ ? abort_reason_ : HVD_OK;
 }
 
 }  // namespace hvd_nccl

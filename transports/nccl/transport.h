@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "horovod/transport.h"
+#include "horovod_plugin/abort_latch.h"
 #include "options.h"
 #include "waker.h"
 
@@ -42,7 +43,7 @@ class Transport {
 
   // Any thread: every communicator is aborted.
   void abort(hvd_status reason, int32_t peer);
-  hvd_status aborted(int32_t* peer) const;
+  hvd_status aborted(int32_t* peer) const { return abort_.reason(peer); }
 
  private:
   const hvd_host* host_;
@@ -52,11 +53,9 @@ class Transport {
   std::vector<Comm*> pending_;                 // core thread only
   std::map<int32_t, uint32_t> comms_per_set_;  // names their unique ids
 
-  mutable std::mutex mu_;
+  std::mutex mu_;  // comms_
   std::unordered_set<Comm*> comms_;
-  bool aborted_ = false;
-  hvd_status abort_reason_ = HVD_OK;
-  int32_t abort_peer_ = -1;
+  hvd_plugin::AbortLatch abort_;
 };
 
 // What horovod-info shows: NCCL's version and the CUDA devices here, or

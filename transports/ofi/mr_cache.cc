@@ -1,5 +1,6 @@
 #include "mr_cache.h"
 
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
 #include <string>
@@ -10,10 +11,13 @@ namespace hvd_ofi {
 
 using hvd_plugin::fail;
 
-MrCache::MrCache(fid_domain* domain, uint64_t mr_mode, uint32_t capacity)
+MrCache::MrCache(fid_domain* domain, fid_ep* ep, const EndpointPlan& plan,
+                 uint32_t capacity)
     : domain_(domain),
-      needed_((mr_mode & FI_MR_LOCAL) != 0),
-      prov_key_((mr_mode & FI_MR_PROV_KEY) != 0),
+      ep_(ep),
+      needed_(plan.register_local),
+      prov_key_(plan.provider_keys),
+      bind_(plan.bind_to_endpoint),
       capacity_(capacity) {}
 
 MrCache::~MrCache() {
@@ -23,26 +27,43 @@ MrCache::~MrCache() {
   }
 }
 
-fid_mr* MrCache::register_raw(const void* buf, size_t bytes) {
-  fid_mr* mr = nullptr;
+fid_mr* MrCache::register_raw(const void* buf, size_t bytes,
+                              hvd_device device) {
+  iovec iov{const_cast<void*>(buf), bytes};
+  fi_mr_attr attr{};
+  attr.mr_iov = &iov;
+  attr.iov_count = 1;
+  attr.access = FI_SEND | FI_RECV;
   // Without FI_MR_PROV_KEY the keys are ours to choose and must be unique.
-  uint64_t key = prov_key_ ? 0 : next_key_++;
-  int rc = fi_mr_reg(domain_, buf, bytes, FI_SEND | FI_RECV, 0, key, 0, &mr,
-                     nullptr);
+  attr.requested_key = prov_key_ ? 0 : next_key_++;
+  if (device.kind == HVD_MEM_CUDA) {
+    attr.iface = FI_HMEM_CUDA;
+    attr.device.cuda = device.id;
+  }
+  fid_mr* mr = nullptr;
+  int rc = fi_mr_regattr(domain_, &attr, 0, &mr);
+  if (rc == 0 && bind_) {
+    rc = fi_mr_bind(mr, &ep_->fid, 0);
+    if (rc == 0) rc = fi_mr_enable(mr);
+    if (rc != 0) fi_close(&mr->fid);
+  }
   if (rc != 0) {
-    fail(HVD_ERR_SYSTEM, "ofi: fi_mr_reg of " + std::to_string(bytes) +
-                             " bytes: " + fi_strerror(-rc));
+    fail(HVD_ERR_SYSTEM, "ofi: registering " + std::to_string(bytes) +
+                             " bytes of " +
+                             (device.kind == HVD_MEM_CUDA ? "cuda" : "host") +
+                             " memory: " + fi_strerror(-rc));
   }
   return mr;
 }
 
-Registration* MrCache::register_region(void* buf, size_t bytes) {
+Registration* MrCache::register_region(void* buf, size_t bytes,
+                                       hvd_device device) {
   auto* r = new Registration;
   r->begin = static_cast<const uint8_t*>(buf);
   r->bytes = bytes;
-  if (needed_ && bytes > 0) {
+  if ((needed_ || device.kind != HVD_MEM_HOST) && bytes > 0) {
     try {
-      r->mr = register_raw(buf, bytes);
+      r->mr = register_raw(buf, bytes, device);
     } catch (...) {
       delete r;
       throw;
@@ -59,8 +80,10 @@ void MrCache::deregister(Registration* r) {
 void* MrCache::descriptor(Registration* given, const void* buf, size_t len,
                           Registration** pinned) {
   *pinned = nullptr;
-  if (!needed_ || len == 0) return nullptr;
+  // The caller's own region first: device memory has one even where host
+  // memory needs none.
   if (given != nullptr && given->covers(buf, len)) return given->desc();
+  if (!needed_ || len == 0) return nullptr;
   Registration* hit = nullptr;
   for (Registration* r : cache_) {
     if (r->covers(buf, len)) hit = r;
@@ -86,7 +109,7 @@ void* MrCache::descriptor(Registration* given, const void* buf, size_t len,
     hit->begin = static_cast<const uint8_t*>(buf);
     hit->bytes = len;
     try {
-      hit->mr = register_raw(buf, len);
+      hit->mr = register_raw(buf, len, hvd_device{HVD_MEM_HOST, 0});
     } catch (...) {
       delete hit;
       throw;

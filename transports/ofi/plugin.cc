@@ -1,7 +1,6 @@
 // The ofi transport's table: the shared entry points come from
 // TransportTable; what is ofi's own (memory registration, the data calls
 // and how its objects reach their transport) is written here.
-#include "common/host_access.h"
 #include "fabric_info.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
@@ -30,9 +29,6 @@ struct Impl {
     return c->transport->conn_test(c);
   }
   static int32_t peer_rank(Connection* c) { return c->peer_rank; }
-  static void check_host(const hvd_host* host) {
-    hvd_transport_common::check_host(host);
-  }
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
@@ -48,10 +44,7 @@ hvd_status ofi_mr_reg(hvd_transport* t, void* buf, size_t bytes,
   return guarded([&] {
     Transport* transport = as_transport(t);
     require(out, "out");
-    if (device.kind != HVD_MEM_HOST) {
-      fail(HVD_ERR_UNSUPPORTED, "ofi: only host memory can be sent");
-    }
-    *out = reinterpret_cast<hvd_mr*>(transport->mr_reg(buf, bytes));
+    *out = reinterpret_cast<hvd_mr*>(transport->mr_reg(buf, bytes, device));
     return HVD_OK;
   });
 }
@@ -91,17 +84,9 @@ hvd_status ofi_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
   });
 }
 
-const hvd_plugin_info kInfo = {sizeof(hvd_plugin_info), HVD_EXT_PLUGIN_INFO,
-                               nullptr, hvd_ofi::describe_fabric};
-
-hvd_transport_api make_table() {
-  hvd_transport_api api =
-      Table::api({ofi_mr_reg, ofi_mr_dereg, ofi_isend, ofi_irecv});
-  api.ext = reinterpret_cast<const hvd_extension*>(&kInfo);
-  return api;
-}
-
-const hvd_transport_api kApi = make_table();
+const hvd_transport_api kApi =
+    Table::api({ofi_mr_reg, ofi_mr_dereg, ofi_isend, ofi_irecv},
+               {.describe = hvd_ofi::describe_fabric});
 
 }  // namespace
 

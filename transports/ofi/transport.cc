@@ -23,8 +23,6 @@ using hvd_plugin::refuse;
 
 namespace {
 
-constexpr int kControlRecvs = 32;
-
 [[noreturn]] void fail_fi(const std::string& what, int rc) {
   fail(HVD_ERR_SYSTEM, "ofi: " + what + ": " + fi_strerror(rc < 0 ? -rc : rc));
 }
@@ -39,10 +37,14 @@ void drain(int fd) {
   }
 }
 
-// The highest set bit of the provider's tag format bounds the usable tag.
-uint32_t usable_tag_bits(uint64_t format) {
-  return format == 0 ? 64u
-                     : 64u - static_cast<uint32_t>(__builtin_clzll(format));
+PlanInput plan_input(const Options& o) {
+  PlanInput input;
+  input.max_requests = o.max_requests;
+  input.max_message_bytes = o.max_message_bytes;
+  input.trust_send_order = !o.serialize_sends;
+  input.register_always = o.register_always;
+  input.reserved_tag_bits = kConnIdBits + 1;
+  return input;
 }
 
 }  // namespace
@@ -56,7 +58,7 @@ Transport::Transport(const hvd_host* host)
   try {
     open_fabric();
     open_wait_set();
-    for (int i = 0; i < kControlRecvs; ++i) {
+    for (uint32_t i = 0; i < plan_.control_receives; ++i) {
       post_control_recv(new_request(Request::kCtrlRecv, nullptr));
     }
   } catch (...) {
@@ -65,31 +67,66 @@ Transport::Transport(const hvd_host* host)
   }
 }
 
+// fi_getinfo for the configured provider; with `hmem`, device memory too,
+// with `ordered`, send-after-send ordering (a provider without the one or
+// the other then answers nothing).
+fi_info* Transport::query(bool hmem, bool ordered, int* rc) const {
+  fi_info* hints = fi_allocinfo();
+  if (hints == nullptr) fail(HVD_ERR_OUT_OF_MEMORY, "ofi: fi_allocinfo");
+  hints->caps = FI_TAGGED | (hmem ? FI_HMEM : 0);
+  hints->mode = kHintModes;
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+                                FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+                                FI_MR_ENDPOINT | (hmem ? FI_MR_HMEM : 0);
+  hints->domain_attr->av_type = FI_AV_TABLE;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  if (ordered) {
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+  }
+  hints->fabric_attr->prov_name = strdup(options_.provider.c_str());
+  fi_info* info = nullptr;
+  *rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
+  fi_freeinfo(hints);
+  return *rc == 0 ? info : nullptr;
+}
+
 void Transport::open_fabric() {
   // rxm over tcp receives large messages straight into the posted buffer
   // ("dynamic receive buffers"); a truncated one then breaks the connection
   // instead of failing the receive alone. A value set by the user stands.
   setenv("FI_OFI_RXM_ENABLE_DYN_RBUF", "0", 0);
-  fi_info* hints = fi_allocinfo();
-  if (hints == nullptr) fail(HVD_ERR_OUT_OF_MEMORY, "ofi: fi_allocinfo");
-  hints->caps = FI_TAGGED;
-  hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->domain_attr->mr_mode =
-      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-  hints->domain_attr->av_type = FI_AV_TABLE;
-  hints->domain_attr->threading = FI_THREAD_DOMAIN;
-  // Same-tag messages must match in the order they were sent.
-  hints->tx_attr->msg_order = FI_ORDER_SAS;
-  hints->rx_attr->msg_order = FI_ORDER_SAS;
-  hints->fabric_attr->prov_name = strdup(options_.provider.c_str());
-  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_);
-  fi_freeinfo(hints);
-  if (rc != 0 || info_ == nullptr) {
+  // Preferred first: same-tag messages matched in the order sent (without,
+  // the plan serialises same-tag sends), then device memory where this host
+  // has CUDA devices.
+  PlanInput input = plan_input(options_);
+  const hvd_device_api* device = host_->device;
+  if (device != nullptr && device->device_count != nullptr &&
+      device->device_count(device->ctx, HVD_MEM_CUDA) > 0) {
+    input.device_kinds |= HVD_MEM_BIT(HVD_MEM_CUDA);
+  }
+  bool gpus = input.device_kinds != 0;
+  int rc = 0;
+  for (bool ordered : {true, false}) {
+    for (bool hmem : {true, false}) {
+      if (info_list_ == nullptr && (gpus || !hmem)) {
+        info_list_ = query(hmem, ordered, &rc);
+      }
+    }
+  }
+  if (info_list_ == nullptr) {
     fail(HVD_ERR_UNSUPPORTED,
          "ofi: no provider '" + options_.provider +
              "' with reliable tagged datagrams here (fi_getinfo: " +
              fi_strerror(-rc) + "); set [transport.ofi] provider");
+  }
+  std::string why;
+  info_ =
+      const_cast<fi_info*>(choose_endpoint(info_list_, input, &plan_, &why));
+  if (info_ == nullptr) {
+    fail(HVD_ERR_UNSUPPORTED, "ofi: provider '" + options_.provider +
+                                  "' cannot serve this transport: " + why);
   }
   check_fi("fi_fabric", fi_fabric(info_->fabric_attr, &fabric_, nullptr));
   check_fi("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
@@ -100,12 +137,11 @@ void Transport::open_fabric() {
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.wait_obj = FI_WAIT_FD;
   rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
-  if (rc == -FI_ENOSYS) {
-    // No fd to sleep on (shm in 1.17): the transport offers no wait fd.
+  cq_waitable_ = rc == 0;
+  if (rc != 0) {
+    // No fd to sleep on (shm in 1.17, efa): the transport offers no wait fd.
     cq_attr.wait_obj = FI_WAIT_NONE;
     rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
-  } else {
-    cq_waitable_ = rc == 0;
   }
   check_fi("fi_cq_open", rc);
   check_fi("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
@@ -115,32 +151,13 @@ void Transport::open_fabric() {
   size_t len = sizeof(name_);
   check_fi("fi_getname", fi_getname(&ep_->fid, name_, &len));
   name_bytes_ = len;
-  mr_cache_ = std::make_unique<MrCache>(domain_, info_->domain_attr->mr_mode,
-                                        options_.mr_cache_entries);
+  mr_cache_ =
+      std::make_unique<MrCache>(domain_, ep_, plan_, options_.mr_cache_entries);
 
-  uint32_t bits = usable_tag_bits(info_->ep_attr->mem_tag_format);
-  if (bits < kConnIdBits + 1 + 8) {
-    fail(HVD_ERR_UNSUPPORTED,
-         "ofi: provider '" + std::string(info_->fabric_attr->prov_name) +
-             "' has only " + std::to_string(bits) + " tag bits");
-  }
-  user_bits_ = bits - kConnIdBits - 1;
+  user_bits_ = plan_.user_tag_bits;
   user_mask_ = user_bits_ >= 64 ? ~0ull : (1ull << user_bits_) - 1;
-  ctrl_tag_ = 1ull << (bits - 1);
-  manual_progress_ = info_->domain_attr->data_progress != FI_PROGRESS_AUTO;
-  hvd_transport_common::log(
-      host_, HVD_LOG_INFO,
-      "ofi: provider " + std::string(info_->fabric_attr->prov_name) +
-          ", domain " + info_->domain_attr->name + ", mr_mode 0x" +
-          [&] {
-            char hex[32];
-            std::snprintf(
-                hex, sizeof(hex), "%lx",
-                static_cast<unsigned long>(info_->domain_attr->mr_mode));
-            return std::string(hex);
-          }() +
-          ", " + std::to_string(user_bits_) + " tag bits, inject " +
-          std::to_string(info_->tx_attr->inject_size) + " bytes");
+  ctrl_tag_ = 1ull << (plan_.tag_bits - 1);
+  hvd_transport_common::log(host_, HVD_LOG_INFO, describe(*info_, plan_));
 }
 
 void Transport::open_wait_set() {
@@ -180,8 +197,8 @@ void Transport::close_all() {
   domain_ = nullptr;
   if (fabric_ != nullptr) fi_close(&fabric_->fid);
   fabric_ = nullptr;
-  if (info_ != nullptr) fi_freeinfo(info_);
-  info_ = nullptr;
+  if (info_list_ != nullptr) fi_freeinfo(info_list_);
+  info_list_ = info_ = nullptr;
   for (int* fd : {&epoll_fd_, &abort_fd_, &timer_fd_}) {
     if (*fd >= 0) ::close(*fd);
     *fd = -1;
@@ -191,13 +208,17 @@ void Transport::close_all() {
 void Transport::properties(hvd_transport_properties* props) const {
   hvd_transport_properties p{};
   p.struct_size = HVD_STRUCT_SIZE(hvd_transport_properties, handle_bytes);
-  p.mem_kinds = HVD_MEM_BIT(HVD_MEM_HOST);
-  p.flags = HVD_TRANSPORT_GLOBAL_MR |
-            (manual_progress_ ? uint32_t{HVD_TRANSPORT_NEEDS_PROGRESS} : 0u);
+  p.mem_kinds = plan_.mem_kinds;
+  // Device memory and FI_MR_LOCAL want registered buffers from the core.
+  bool needs_mr =
+      plan_.register_local || plan_.mem_kinds != HVD_MEM_BIT(HVD_MEM_HOST);
+  p.flags =
+      HVD_TRANSPORT_GLOBAL_MR |
+      (needs_mr ? uint32_t{HVD_TRANSPORT_NEEDS_MR} : 0u) |
+      (plan_.manual_progress ? uint32_t{HVD_TRANSPORT_NEEDS_PROGRESS} : 0u);
   p.tag_bits = user_bits_;
-  p.max_requests = options_.max_requests;
-  p.max_message_bytes =
-      std::min<uint64_t>(info_->ep_attr->max_msg_size, uint64_t{1} << 62);
+  p.max_requests = plan_.max_requests;
+  p.max_message_bytes = plan_.max_message_bytes;
   std::string prov = info_->fabric_attr->prov_name;
   bool rdma = prov.find("efa") != std::string::npos ||
               prov.find("verbs") != std::string::npos;
@@ -207,6 +228,18 @@ void Transport::properties(hvd_transport_properties* props) const {
   size_t room = props->struct_size != 0 ? props->struct_size : sizeof(p);
   std::memcpy(props, &p, std::min(room, sizeof(p)));
   props->struct_size = std::min(room, sizeof(p));
+}
+
+Registration* Transport::mr_reg(void* buf, size_t bytes, hvd_device device) {
+  if (device.kind < 0 || device.kind >= HVD_MEM_KIND_COUNT ||
+      (plan_.mem_kinds & HVD_MEM_BIT(device.kind)) == 0) {
+    fail(HVD_ERR_UNSUPPORTED,
+         std::string("ofi: provider ") + info_->fabric_attr->prov_name +
+             " cannot send from " +
+             (device.kind == HVD_MEM_CUDA ? "cuda" : "device") +
+             " memory (no FI_HMEM); only host memory");
+  }
+  return mr_cache_->register_region(buf, bytes, device);
 }
 
 // ---- requests --------------------------------------------------------------
@@ -463,6 +496,7 @@ void Transport::post_control_recv(Request* r) {
   } while (rc == -FI_EAGAIN);
   if (rc != 0) fail_fi("fi_trecv (control)", static_cast<int>(rc));
   r->in_fabric = true;
+  ++posted_receives_;
 }
 
 void Transport::send_control(fi_addr_t to, const CtrlMessage& m) {
@@ -593,12 +627,25 @@ hvd_status Transport::usable(Connection* c, const char* what) {
 hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
                             uint64_t tag, Registration* mr, Request** out) {
   if (hvd_status s = usable(c, "isend"); s != HVD_OK) return s;
-  if (c->sends_in_flight >= options_.max_requests) {
+  if (bytes > plan_.max_message_bytes) {
+    return refuse(HVD_ERR_INVALID_ARGUMENT,
+                  "ofi: a send of " + std::to_string(bytes) +
+                      " bytes to rank " + std::to_string(c->peer_rank) +
+                      " is over " + info_->fabric_attr->prov_name +
+                      "'s max_msg_size of " +
+                      std::to_string(plan_.max_message_bytes) +
+                      " (max_message_bytes: split it)");
+  }
+  auto blocked = [&] {
+    return c->sends_in_flight >= plan_.max_requests ||
+           (plan_.one_send_per_tag && c->tags_in_flight.count(tag) != 0);
+  };
+  if (blocked()) {
     progress();
-    if (c->sends_in_flight >= options_.max_requests) return HVD_AGAIN;
+    if (blocked()) return HVD_AGAIN;
   }
   Request* r = new_request(Request::kSend, c);
-  if (bytes <= info_->tx_attr->inject_size) {
+  if (plan_.inject_bytes > 0 && bytes <= plan_.inject_bytes) {
     // Copied out at once, no completion to wait for.
     ssize_t rc =
         fi_tinject(ep_, buf, bytes, c->addr, data_tag(c->remote_id, tag));
@@ -615,8 +662,21 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
     // Inject space is exhausted: a regular send may still go.
   }
   void* desc = mr_cache_->descriptor(mr, buf, bytes, &r->pinned);
-  ssize_t rc =
-      fi_tsend(ep_, buf, bytes, desc, c->addr, data_tag(c->remote_id, tag), r);
+  ssize_t rc;
+  if (plan_.send_flags != 0) {
+    iovec iov{const_cast<void*>(buf), bytes};
+    fi_msg_tagged msg{};
+    msg.msg_iov = &iov;
+    msg.desc = &desc;
+    msg.iov_count = 1;
+    msg.addr = c->addr;
+    msg.tag = data_tag(c->remote_id, tag);
+    msg.context = r;
+    rc = fi_tsendmsg(ep_, &msg, plan_.send_flags);
+  } else {
+    rc = fi_tsend(ep_, buf, bytes, desc, c->addr, data_tag(c->remote_id, tag),
+                  r);
+  }
   if (rc != 0) {
     release(r);
     if (rc == -FI_EAGAIN) {
@@ -627,8 +687,10 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
             static_cast<int>(rc));
   }
   r->in_fabric = true;
+  r->tag = tag;
   r->result.bytes = bytes;
   ++c->sends_in_flight;
+  if (plan_.one_send_per_tag) c->tags_in_flight.insert(tag);
   // Silence counts only while work is pending on the connection.
   if (c->pending.empty()) c->last_heard = Clock::now();
   c->pending.push_back(r);
@@ -641,6 +703,12 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
 hvd_status Transport::irecv(Connection* c, void* buf, size_t bytes,
                             uint64_t tag, Registration* mr, Request** out) {
   if (hvd_status s = usable(c, "irecv"); s != HVD_OK) return s;
+  // Past the provider's receive queue some providers fail with FI_ENOMEM
+  // rather than push back (shm in 1.17): push back here instead.
+  if (posted_receives_ >= plan_.max_posted_receives) {
+    progress();
+    if (posted_receives_ >= plan_.max_posted_receives) return HVD_AGAIN;
+  }
   Request* r = new_request(Request::kRecv, c);
   void* desc = mr_cache_->descriptor(mr, buf, bytes, &r->pinned);
   ssize_t rc = fi_trecv(ep_, buf, bytes, desc, FI_ADDR_UNSPEC,
@@ -655,6 +723,7 @@ hvd_status Transport::irecv(Connection* c, void* buf, size_t bytes,
             static_cast<int>(rc));
   }
   r->in_fabric = true;
+  ++posted_receives_;
   // Silence counts only while work is pending on the connection.
   if (c->pending.empty()) c->last_heard = Clock::now();
   c->pending.push_back(r);
@@ -666,6 +735,9 @@ hvd_status Transport::irecv(Connection* c, void* buf, size_t bytes,
 
 void Transport::on_completion(Request* r, int err, uint64_t bytes) {
   r->in_fabric = false;
+  if (r->kind == Request::kRecv || r->kind == Request::kCtrlRecv) {
+    --posted_receives_;
+  }
   switch (r->kind) {
     case Request::kCtrlRecv:
       if (err == 0) on_control(r->ctrl);
@@ -683,11 +755,14 @@ void Transport::on_completion(Request* r, int err, uint64_t bytes) {
     case Request::kSend:
     case Request::kRecv: {
       Connection* c = r->conn;
-      if (r->kind == Request::kSend && c->sends_in_flight > 0) {
-        --c->sends_in_flight;
+      if (r->kind == Request::kSend) {
+        if (c->sends_in_flight > 0) --c->sends_in_flight;
+        if (plan_.one_send_per_tag) c->tags_in_flight.erase(r->tag);
       }
       if (err == 0) {
-        if (r->kind == Request::kRecv) c->last_heard = Clock::now();
+        // Either way the peer's side took part: a receive came from it, a
+        // send was taken by it (a large one only once it has read it all).
+        c->last_heard = Clock::now();
         // A send's completion carries no length: it sent all it was given.
         finish(r, HVD_OK, c->peer_rank,
                r->kind == Request::kSend ? r->result.bytes : bytes);
@@ -736,9 +811,7 @@ void Transport::progress() {
 
 hvd_status Transport::wait_arm() {
   drain(timer_fd_);
-  if (!abort_applied_ && abort_word_.load(std::memory_order_acquire) != 0) {
-    return HVD_AGAIN;
-  }
+  if (abort_.pending()) return HVD_AGAIN;
   if (!ctrl_backlog_.empty() || !cq_waitable_) return HVD_AGAIN;
   fid* fids[1] = {&cq_->fid};
   int rc = fi_trywait(fabric_, fids, 1);
@@ -750,35 +823,24 @@ hvd_status Transport::wait_arm() {
 // ---- abort -----------------------------------------------------------------
 
 void Transport::abort(hvd_status reason, int32_t peer) {
-  if (reason == HVD_OK) reason = HVD_ERR_ABORTED;
-  uint64_t word = (static_cast<uint64_t>(static_cast<uint32_t>(reason)) << 32) |
-                  static_cast<uint32_t>(peer);
-  uint64_t none = 0;
-  abort_word_.compare_exchange_strong(none, word);
+  abort_.trip(reason, peer);
   uint64_t one = 1;
   ssize_t n = ::write(abort_fd_, &one, sizeof(one));
   (void)n;
 }
 
 hvd_status Transport::aborted() {
-  if (!abort_applied_) {
-    uint64_t word = abort_word_.load(std::memory_order_acquire);
-    if (word == 0) return HVD_OK;
-    abort_applied_ = true;
-    abort_reason_ = static_cast<hvd_status>(static_cast<uint32_t>(word >> 32));
-    abort_peer_ = static_cast<int32_t>(static_cast<uint32_t>(word));
-    apply_abort();
-  }
-  return abort_reason_;
+  return abort_.apply(
+      [this](hvd_status reason, int32_t peer) { apply_abort(reason, peer); });
 }
 
-void Transport::apply_abort() {
+void Transport::apply_abort(hvd_status reason, int32_t peer) {
   drain(abort_fd_);
   for (Connection* c : by_id_) {
     if (c == nullptr) continue;
     while (Request* r = c->pending.front()) {
       if (r->kind == Request::kRecv && r->in_fabric) fi_cancel(&ep_->fid, r);
-      finish(r, abort_reason_, abort_peer_, 0);
+      finish(r, reason, peer, 0);
     }
   }
 }

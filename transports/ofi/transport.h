@@ -9,15 +9,17 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
-#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/intrusive_list.h"
+#include "endpoint_plan.h"
 #include "horovod/transport.h"
+#include "horovod_plugin/abort_latch.h"
 #include "mr_cache.h"
 #include "options.h"
 #include "protocol.h"
@@ -34,6 +36,7 @@ struct Request {
   Transport* transport = nullptr;
   Connection* conn = nullptr;
   Registration* pinned = nullptr;
+  uint64_t tag = 0;        // sends: the caller's tag
   bool in_fabric = false;  // libfabric still owns it
   bool complete = false;   // the caller's result is final
   bool released = false;   // the caller has seen it
@@ -66,6 +69,7 @@ class Connection {
   Clock::time_point last_heard;
   Clock::time_point last_ping;
   uint32_t sends_in_flight = 0;
+  std::unordered_set<uint64_t> tags_in_flight;  // plan.one_send_per_tag
   PendingList pending;  // caller's requests not yet complete
 };
 
@@ -86,9 +90,7 @@ class Transport {
   void close_connection(Connection* c);
   void close_listener(Listener* l);
 
-  Registration* mr_reg(void* buf, size_t bytes) {
-    return mr_cache_->register_region(buf, bytes);
-  }
+  Registration* mr_reg(void* buf, size_t bytes, hvd_device device);
   void mr_dereg(Registration* r) { mr_cache_->deregister(r); }
 
   hvd_status isend(Connection* c, const void* buf, size_t bytes, uint64_t tag,
@@ -104,10 +106,11 @@ class Transport {
 
  private:
   void open_fabric();
+  fi_info* query(bool hmem, bool ordered, int* rc) const;
   void open_wait_set();
   void close_all();
   hvd_status aborted();
-  void apply_abort();
+  void apply_abort(hvd_status reason, int32_t peer);
   hvd_status usable(Connection* c, const char* what);
 
   Request* new_request(Request::Kind kind, Connection* c);
@@ -132,7 +135,9 @@ class Transport {
   const hvd_host* host_;
   Options options_;
   int32_t rank_;
-  fi_info* info_ = nullptr;
+  fi_info* info_list_ = nullptr;  // fi_getinfo's answer, owned
+  fi_info* info_ = nullptr;       // the entry chosen from it
+  EndpointPlan plan_;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
   fid_av* av_ = nullptr;
@@ -144,7 +149,7 @@ class Transport {
   uint32_t user_bits_ = 0;
   uint64_t user_mask_ = 0;
   uint64_t ctrl_tag_ = 0;
-  bool manual_progress_ = true;
+  uint32_t posted_receives_ = 0;  // data and control, in libfabric's hands
 
   int epoll_fd_ = -1;
   bool cq_waitable_ = false;  // the queue has a wait fd
@@ -163,10 +168,7 @@ class Transport {
   std::deque<std::pair<fi_addr_t, CtrlMessage>> ctrl_backlog_;
   size_t pending_total_ = 0;
 
-  std::atomic<uint64_t> abort_word_{0};
-  bool abort_applied_ = false;
-  hvd_status abort_reason_ = HVD_OK;
-  int32_t abort_peer_ = -1;
+  hvd_plugin::AbortLatch abort_;
 };
 
 }  // namespace hvd_ofi

@@ -13,8 +13,7 @@ Options read_options(const hvd_host* host) {
   if ((o.ring_bytes & (o.ring_bytes - 1)) != 0) {
     reader.reject("ring_size", "must be a power of two");
   }
-  o.max_requests = static_cast<uint32_t>(
-      reader.integer("max_requests", o.max_requests, 1, 1 << 20));
+  o.max_requests = reader.max_requests(o.max_requests);
   o.streaming_threshold =
       reader.size("streaming_threshold", o.streaming_threshold, 0, UINT64_MAX);
   o.rendezvous_threshold = reader.size("rendezvous_threshold",

@@ -1,7 +1,6 @@
 // The shm transport's table: the shared entry points come from
 // TransportTable; what is shm's own (memory registration, the data calls
 // and how its objects reach their transport) is written here.
-#include "common/host_access.h"
 #include "connection.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
@@ -29,9 +28,6 @@ struct Impl {
   static Transport& transport_of(Connection* c) { return c->transport(); }
   static hvd_status conn_test(Connection* c) { return c->handshake(); }
   static int32_t peer_rank(Connection* c) { return c->peer_rank(); }
-  static void check_host(const hvd_host* host) {
-    hvd_transport_common::check_host(host);
-  }
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "horovod/transport.h"
+#include "horovod_plugin/abort_latch.h"
 #include "memory.h"
 #include "options.h"
 #include "request.h"
@@ -98,7 +99,7 @@ class Transport {
   void poll_events();
   void prune();  // drops failed connections from the progress set
   void disarm();
-  void apply_abort();
+  void apply_abort(hvd_status reason, int32_t peer);
 
   const hvd_host* host_;
   Options options_;
@@ -120,10 +121,7 @@ class Transport {
   bool armed_ = false;
   uint32_t idle_passes_ = 0;
 
-  std::atomic<uint64_t> abort_word_{0};  // (reason, peer) once aborted
-  bool abort_applied_ = false;
-  hvd_status abort_reason_ = HVD_OK;
-  int32_t abort_peer_ = -1;
+  hvd_plugin::AbortLatch abort_;
 };
 
 }  // namespace hvd_shm

@@ -13,8 +13,7 @@ Options read_options(const hvd_host* host) {
       reader.integer("streams", o.streams, 1, kMaxStreams));
   o.split_threshold =
       reader.size("split_threshold", o.split_threshold, 4096, UINT64_MAX);
-  o.max_requests = static_cast<uint32_t>(
-      reader.integer("max_requests", o.max_requests, 1, 1 << 20));
+  o.max_requests = reader.max_requests(o.max_requests);
   o.interfaces = reader.list("interfaces");
   for (const std::string& name : o.interfaces) {
     if (interface_addresses(name).empty()) {

@@ -235,34 +235,21 @@ hvd_status Transport::wait_arm() {
 // ---- abort -----------------------------------------------------------------
 
 void Transport::abort(hvd_status reason, int32_t peer) {
-  if (reason == HVD_OK || reason == HVD_AGAIN) reason = HVD_ERR_ABORTED;
-  uint64_t word = (static_cast<uint64_t>(static_cast<uint32_t>(reason)) << 32) |
-                  static_cast<uint32_t>(peer);
-  uint64_t none = 0;
-  abort_word_.compare_exchange_strong(none, word);
+  abort_.trip(reason, peer);
   uint64_t one = 1;
   ssize_t n = ::write(abort_fd_, &one, sizeof(one));
   (void)n;
 }
 
 hvd_status Transport::aborted() {
-  if (!abort_applied_) {
-    uint64_t word = abort_word_.load(std::memory_order_acquire);
-    if (word == 0) return HVD_OK;
-    abort_applied_ = true;
-    abort_reason_ = static_cast<hvd_status>(static_cast<uint32_t>(word >> 32));
-    abort_peer_ = static_cast<int32_t>(static_cast<uint32_t>(word));
-    apply_abort();
-  }
-  return abort_reason_;
+  return abort_.apply(
+      [this](hvd_status reason, int32_t peer) { apply_abort(reason, peer); });
 }
 
-void Transport::apply_abort() {
+void Transport::apply_abort(hvd_status reason, int32_t peer) {
   drain(abort_fd_);
-  std::string why =
-      "aborted (reason " + std::to_string(abort_reason_) +
-      (abort_peer_ >= 0 ? ", rank " + std::to_string(abort_peer_) + ")" : ")");
-  for (Connection* c : connections_) c->fail(abort_reason_, abort_peer_, why);
+  std::string why = hvd_plugin::abort_text(reason, peer);
+  for (Connection* c : connections_) c->fail(reason, peer, why);
 }
 
 // ---- pools -----------------------------------------------------------------

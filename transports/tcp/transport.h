@@ -4,13 +4,13 @@
 
 #include <sys/epoll.h>
 
-#include <atomic>
 #include <memory>
 #include <unordered_set>
 #include <vector>
 
 #include "addresses.h"
 #include "horovod/transport.h"
+#include "horovod_plugin/abort_latch.h"
 #include "options.h"
 #include "request.h"
 
@@ -75,7 +75,7 @@ class Transport {
   void unwatch(int fd);
 
  private:
-  void apply_abort();
+  void apply_abort(hvd_status reason, int32_t peer);
 
   const hvd_host* host_;
   Options options_;
@@ -97,10 +97,7 @@ class Transport {
   std::vector<InMessage*> free_messages_;
   uint64_t completed_since_arm_ = 0;
 
-  std::atomic<uint64_t> abort_word_{0};
-  bool abort_applied_ = false;
-  hvd_status abort_reason_ = HVD_OK;
-  int32_t abort_peer_ = -1;
+  hvd_plugin::AbortLatch abort_;
 };
 
 }  // namespace hvd_tcp

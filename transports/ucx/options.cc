@@ -25,8 +25,7 @@ Options read_options(const hvd_host* host) {
       host, {"max_requests", "tls", "net_devices", "keepalive_interval",
              "rndv_thresh", "max_eager_rails"});
   Options o;
-  o.max_requests = static_cast<uint32_t>(
-      reader.integer("max_requests", o.max_requests, 1, 1 << 20));
+  o.max_requests = reader.max_requests(o.max_requests);
   for (const char* key : kUcxKeys) {
     std::vector<std::string> items = reader.list(key);
     if (items.empty()) continue;

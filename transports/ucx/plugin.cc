@@ -1,7 +1,6 @@
 // The ucx transport's table: the shared entry points come from
 // TransportTable; what is ucx's own (memory registration, the data calls
 // and how its objects reach their transport) is written here.
-#include "common/host_access.h"
 #include "connection.h"
 #include "fabric_info.h"
 #include "horovod/transport.h"
@@ -30,9 +29,6 @@ struct Impl {
     return c->transport().conn_test(c);
   }
   static int32_t peer_rank(Connection* c) { return c->peer_rank(); }
-  static void check_host(const hvd_host* host) {
-    hvd_transport_common::check_host(host);
-  }
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
@@ -121,17 +117,9 @@ hvd_status ucx_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
   });
 }
 
-const hvd_plugin_info kInfo = {sizeof(hvd_plugin_info), HVD_EXT_PLUGIN_INFO,
-                               nullptr, hvd_ucx::describe_fabric};
-
-hvd_transport_api make_table() {
-  hvd_transport_api api =
-      Table::api({ucx_mr_reg, ucx_mr_dereg, ucx_isend, ucx_irecv});
-  api.ext = reinterpret_cast<const hvd_extension*>(&kInfo);
-  return api;
-}
-
-const hvd_transport_api kApi = make_table();
+const hvd_transport_api kApi =
+    Table::api({ucx_mr_reg, ucx_mr_dereg, ucx_isend, ucx_irecv},
+               {.describe = hvd_ucx::describe_fabric});
 
 }  // namespace
 

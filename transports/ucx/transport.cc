@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -252,7 +253,7 @@ void Transport::progress() {
       ++i;
     }
   }
-  apply_abort();
+  aborted();
 }
 
 hvd_status Transport::test(Request* r, int32_t* done, hvd_completion* out) {
@@ -279,10 +280,7 @@ hvd_status Transport::test(Request* r, int32_t* done, hvd_completion* out) {
 }
 
 hvd_status Transport::wait_arm() {
-  if (abort_state_.load(std::memory_order_acquire) != kAbortNone &&
-      !abort_applied_) {
-    return HVD_AGAIN;
-  }
+  if (abort_.pending()) return HVD_AGAIN;
   progress();
   if (completed_since_arm_ != 0) {
     completed_since_arm_ = 0;
@@ -295,30 +293,20 @@ hvd_status Transport::wait_arm() {
 }
 
 void Transport::abort(hvd_status reason, int32_t peer) {
-  int expected = kAbortNone;
-  if (abort_state_.compare_exchange_strong(expected, kAbortClaimed,
-                                           std::memory_order_acq_rel)) {
-    abort_request_reason_ = reason;
-    abort_request_peer_ = peer;
-    abort_state_.store(kAbortSet, std::memory_order_release);
+  if (abort_.trip(reason, peer)) {
     ucp_worker_signal(worker_);  // wakes a thread asleep on the wait fd
   }
 }
 
 hvd_status Transport::aborted() {
-  apply_abort();
-  return abort_applied_ ? abort_reason_ : HVD_OK;
+  return abort_.apply(
+      [this](hvd_status reason, int32_t peer) { apply_abort(reason, peer); });
 }
 
-void Transport::apply_abort() {
-  if (abort_applied_) return;
-  if (abort_state_.load(std::memory_order_acquire) != kAbortSet) return;
-  abort_applied_ = true;
-  abort_reason_ = abort_request_reason_;
-  abort_peer_ = abort_request_peer_;
+void Transport::apply_abort(hvd_status reason, int32_t peer) {
   std::vector<Connection*> conns;
   for (auto& [id, c] : connections_) conns.push_back(c);
-  for (Connection* c : conns) c->fail(abort_reason_, abort_peer_);
+  for (Connection* c : conns) c->fail(reason, peer);
   while (ucp_worker_progress(worker_) != 0) {
   }
   ++completed_since_arm_;

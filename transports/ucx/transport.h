@@ -4,7 +4,6 @@
 
 #include <ucp/api/ucp.h>
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "horovod/transport.h"
+#include "horovod_plugin/abort_latch.h"
 #include "options.h"
 #include "request.h"
 
@@ -61,7 +61,6 @@ class Transport {
 
   void abort(hvd_status reason, int32_t peer);  // any thread
   hvd_status aborted();  // applies a pending abort; its reason or HVD_OK
-  int32_t abort_peer() const { return abort_peer_; }
 
   Request* new_request(Connection* conn, bool send, bool user, uint64_t bytes);
   // UCX's callback for `r` ran.
@@ -76,7 +75,7 @@ class Transport {
   void retire(ucs_status_ptr_t close_request);
 
  private:
-  void apply_abort();
+  void apply_abort(hvd_status reason, int32_t peer);
   void handle_failures();
   uint32_t next_id();
   void publish_address();
@@ -98,14 +97,7 @@ class Transport {
   std::vector<std::pair<uint32_t, ucs_status_t>> failed_;
   uint64_t completed_since_arm_ = 0;
 
-  // abort(): claims the state, writes the request, then publishes it.
-  enum { kAbortNone, kAbortClaimed, kAbortSet };
-  std::atomic<int> abort_state_{kAbortNone};
-  hvd_status abort_request_reason_ = HVD_OK;
-  int32_t abort_request_peer_ = -1;
-  bool abort_applied_ = false;
-  hvd_status abort_reason_ = HVD_OK;
-  int32_t abort_peer_ = -1;
+  hvd_plugin::AbortLatch abort_;
 };
 
 // The endpoints' error handler (its argument is an EndpointOwner).

@@ -1,15 +1,8 @@
 """Broadcast of model and optimizer state, and collectives on Python objects."""
 
-import io
-import pickle
-
 import torch
 
-try:
-    import cloudpickle as _pickler
-except ImportError:  # cloudpickle adds lambdas and local classes; pickle does the rest
-    _pickler = pickle
-
+from horovod.common import objects as _objects
 from horovod.torch.mpi_ops import allgather, broadcast_, broadcast_async_
 from horovod.torch.mpi_ops import global_process_set
 from horovod.torch.mpi_ops import rank, synchronize
@@ -124,13 +117,11 @@ def broadcast_optimizer_state(optimizer, root_rank, prefix='Parameter.',
 
 
 def _serialize(obj):
-    buf = io.BytesIO()
-    _pickler.dump(obj, buf)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return torch.frombuffer(bytearray(_objects.serialize(obj)), dtype=torch.uint8)
 
 
 def _deserialize(tensor):
-    return pickle.loads(tensor.numpy().tobytes())
+    return _objects.deserialize(tensor.numpy().tobytes())
 
 
 def _rank_in(process_set):
@@ -174,9 +165,4 @@ def allgather_object(obj, name=None, process_set=global_process_set):
     length = torch.tensor([payload.numel()], dtype=torch.int64)
     lengths = allgather(length, name=name + '.sz', process_set=process_set)
     gathered = allgather(payload, name=name + '.t', process_set=process_set)
-    objects = []
-    offset = 0
-    for n in lengths.tolist():
-        objects.append(_deserialize(gathered[offset:offset + n]))
-        offset += n
-    return objects
+    return _objects.split_gathered(gathered.numpy().tobytes(), lengths.tolist())

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import torch
 
+from horovod.common.util import split_evenly
 from horovod.torch.compression import Compression
 from horovod.torch.functions import broadcast_object
 from horovod.torch.mpi_ops import Adasum, Average
@@ -43,17 +44,6 @@ def _named_parameters(param_groups, named_parameters):
                          'parameters were not named. Python object ids: '
                          '%s' % ', '.join(str(i) for i in unnamed))
     return named
-
-
-def _split_evenly(items, parts):
-    base, extra = divmod(len(items), parts)
-    out, start = [], 0
-    for i in range(parts):
-        end = start + base + (1 if i < extra else 0)
-        if end > start:
-            out.append(items[start:end])
-        start = end
-    return out
 
 
 def _check_groups(groups):
@@ -179,7 +169,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 grouped.update(id(p) for p in members)
             p_groups += [[p] for p in p_list if id(p) not in grouped]
         else:
-            p_groups = _split_evenly(p_list, self._groups)
+            p_groups = split_evenly(p_list, self._groups)
         for group in map(tuple, p_groups):
             for p in group:
                 self._p_to_group[p] = group

@@ -158,6 +158,13 @@ HVD_EXPORT hvd_status hvd_stop_timeline(void);
  * initialised. */
 HVD_EXPORT int32_t hvd_is_homogeneous(void);
 
+/* This process's rank in process set `id` (-1 when it is not a member) and
+ * the set's size, e.g. for a binding that allocates a reducescatter's
+ * output. HVD_ERR_NOT_FOUND for an id no set has (never added, or
+ * removed); HVD_ERR_SHUT_DOWN when not initialised. */
+HVD_EXPORT hvd_status hvd_process_set_rank(int32_t id, int32_t* rank,
+                                           int32_t* size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -160,7 +160,8 @@ typedef struct hvd_reducer_api {
   const char* (*last_error)(hvd_reducer* r);
 
   /* Fill up to *count ranges for this collective, team and memory kind; set
-   * *count to the number written (0: not offered at all). */
+   * *count to the number written (0: not offered at all). Since 1.2 a
+   * reducer may also say which ops and dtypes it runs (score_op below). */
   hvd_status (*score)(hvd_reducer* r, hvd_collective coll, const hvd_team* team,
                       hvd_mem_kind mem, hvd_score_range* ranges, size_t* count);
 
@@ -174,6 +175,19 @@ typedef struct hvd_reducer_api {
   hvd_status (*task_free)(hvd_task* task);
   /* Idempotent, any thread: the next progress() fails with `reason`. */
   hvd_status (*abort_task)(hvd_task* task, hvd_status reason, int32_t peer);
+
+  /* Since 1.2 (check HVD_HAS_FIELD(api, hvd_reducer_api, score_op); NULL:
+   * not offered). score() for one reduce op and dtype: the ranges this
+   * reducer offers for `coll` on `dtype` reduced with `op` (for collectives
+   * that do not reduce the core passes HVD_OP_SUM, to be ignored). Where it
+   * is offered the core asks it instead of score(), and *count = 0 means
+   * the reducer does not run that op at all, whatever the rules say. A
+   * reducer without it (built for 1.0 or 1.1) is taken to run what score()
+   * says for every op but HVD_OP_ADASUM, and never HVD_OP_ADASUM. */
+  hvd_status (*score_op)(hvd_reducer* r, hvd_collective coll, hvd_reduce_op op,
+                         hvd_dtype dtype, const hvd_team* team,
+                         hvd_mem_kind mem, hvd_score_range* ranges,
+                         size_t* count);
 } hvd_reducer_api;
 
 typedef const hvd_reducer_api* (*hvd_reducer_get_api_fn)(uint32_t core_major,

@@ -9,8 +9,11 @@
 //     static Transport& transport_of(Connection*);
 //     static hvd_status conn_test(Connection*);
 //     static int32_t peer_rank(Connection*);
-//     static void check_host(const hvd_host*);  // throws if unusable
+//     static void check_host(const hvd_host*);  // optional: throws if unusable
 //   };
+//
+// Without check_host, init() refuses a host table that lacks a v1.0 field
+// (check_transport_host).
 //
 // Transport(const hvd_host*), listen(handle, Listener**), accept(Listener*,
 // info, Connection**), connect(handle, info, Connection**), properties(),
@@ -18,7 +21,8 @@
 // abort() and Request::transport->test() are used as every transport has
 // them. Memory registration and the data calls differ between transports, so
 // the plugin writes those (with as_transport/as_conn/require) and hands them
-// to api(); the optional one-sided calls it fills in itself or leaves NULL.
+// to api(), with its extensions (its describe text, its collectives) where it
+// has any; the optional one-sided calls it fills in itself or leaves NULL.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,8 @@
 
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
+#include "horovod_plugin/extension_chain.h"
+#include "horovod_plugin/host_check.h"
 
 namespace hvd_plugin {
 
@@ -91,7 +97,18 @@ class TransportTable {
     return a;
   }
 
+  // The same with the plugin's extensions chained to it (held by this
+  // class: one table per plugin).
+  static hvd_transport_api api(const DataCalls& data,
+                               const TransportExtensions& extensions) {
+    hvd_transport_api a = api(data);
+    a.ext = extensions_.link(extensions);
+    return a;
+  }
+
  private:
+  static inline ExtensionChain extensions_;
+
   [[noreturn]] static void invalid(const char* what) {
     fail(HVD_ERR_INVALID_ARGUMENT,
          std::string(Impl::kName) + ": " + what + " is NULL");
@@ -100,7 +117,11 @@ class TransportTable {
   static hvd_status init(const hvd_host* host, hvd_transport** out) {
     return guarded([&] {
       require(out, "out");
-      Impl::check_host(host);
+      if constexpr (requires { Impl::check_host(host); }) {
+        Impl::check_host(host);
+      } else {
+        check_transport_host(host);
+      }
       *out = reinterpret_cast<hvd_transport*>(new Transport(host));
       return HVD_OK;
     });

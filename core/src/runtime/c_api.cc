@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -47,7 +48,7 @@ std::shared_ptr<Runtime> require() {
 
 void check_handle(hvd_handle* h) {
   if (!h) throw Error(HVD_ERR_INVALID_ARGUMENT, "null handle");
-  if (h->pid != getpid()) {
+  if (h->pid != process_id()) {
     throw Error(HVD_ERR_SHUT_DOWN,
                 "the handle belongs to the parent process; a forked child "
                 "does not inherit the runtime");
@@ -161,6 +162,13 @@ HVD_EXPORT hvd_status hvd_poll(hvd_handle* handle, int32_t* done) {
 HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms) {
   return guard([&] {
     check_handle(handle);
+    // Small ops finish within microseconds: a sleep would cost more.
+    std::chrono::nanoseconds spin = handle->spin;
+    if (timeout_ms >= 0) {
+      spin = std::min<std::chrono::nanoseconds>(
+          spin, std::chrono::milliseconds(timeout_ms));
+    }
+    spin_until_done(handle, spin);
     std::unique_lock<std::mutex> lock(handle->mutex);
     auto is_done = [&] { return handle->done; };
     if (timeout_ms < 0) {
@@ -176,7 +184,7 @@ HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms) {
 }
 
 HVD_EXPORT const char* hvd_handle_message(hvd_handle* handle) {
-  if (!handle || handle->pid != getpid()) return "";
+  if (!handle || handle->pid != process_id()) return "";
   std::lock_guard<std::mutex> lock(handle->mutex);
   return handle->done ? handle->message.c_str() : "";
 }
@@ -226,7 +234,7 @@ HVD_EXPORT hvd_status hvd_handle_received_splits(hvd_handle* handle,
 }
 
 HVD_EXPORT void hvd_release(hvd_handle* handle) {
-  if (!handle || handle->pid != getpid()) return;  // a parent's: left alone
+  if (!handle || handle->pid != process_id()) return;  // a parent's: left alone
   unref_handle(handle);
 }
 
@@ -255,6 +263,22 @@ HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id) {
                   "hvd_remove_process_set called from a completion callback");
     }
     rt->remove_process_set(id);
+    return HVD_OK;
+  });
+}
+
+HVD_EXPORT hvd_status hvd_process_set_rank(int32_t id, int32_t* rank,
+                                           int32_t* size) {
+  return guard([&] {
+    if (!rank || !size) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_process_set_rank: null rank or size");
+    }
+    if (!require()->process_set_layout(id, rank, size)) {
+      throw Error(HVD_ERR_NOT_FOUND, "hvd_process_set_rank: process set " +
+                                         std::to_string(id) +
+                                         " does not exist");
+    }
     return HVD_OK;
   });
 }

@@ -227,8 +227,9 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   }
   if (slot.move_data) {
     uint64_t bytes = response_bytes(r, set->size());
-    reducers_.candidates(r.collective, set->planning_team->view(), r.mem_kind,
-                         bytes, r.reducer, slot.candidates);
+    reducers_.candidates(r.collective, r.op, r.dtype,
+                         set->planning_team->view(), r.mem_kind, bytes,
+                         r.reducer, slot.candidates);
   }
   slot.rows.clear();
   if (traced()) {

@@ -1,12 +1,35 @@
 #include "runtime/handle.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <mutex>
+
 namespace hvd::runtime {
+namespace {
+
+std::atomic<pid_t> g_pid{0};  // 0: not looked up in this process yet
+
+void forget_pid() { g_pid.store(0, std::memory_order_relaxed); }
+
+}  // namespace
+
+pid_t process_id() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, forget_pid); });
+  pid_t pid = g_pid.load(std::memory_order_relaxed);
+  if (pid == 0) {
+    pid = getpid();
+    g_pid.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
+}
 
 hvd_handle_s* make_handle() {
   auto* h = new hvd_handle_s;
-  h->pid = getpid();
+  h->pid = process_id();
   return h;
 }
 
@@ -18,7 +41,20 @@ void finish_handle(hvd_handle_s* h, hvd_status status,
     h->message = message;
     h->done = true;
   }
+  h->finished.store(true, std::memory_order_release);
   h->cv.notify_all();
+}
+
+bool spin_until_done(hvd_handle_s* h, std::chrono::nanoseconds limit) {
+  if (limit <= std::chrono::nanoseconds::zero()) {
+    return h->finished.load(std::memory_order_acquire);
+  }
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!h->finished.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    sched_yield();
+  }
+  return true;
 }
 
 void unref_handle(hvd_handle_s* h) {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -32,6 +33,9 @@ struct hvd_handle_s {
   std::mutex mutex;
   std::condition_variable cv;
   bool done = false;
+  std::atomic<bool> finished{false};  // `done`, readable without the mutex
+  // How long hvd_wait spins before it sleeps (runtime.spin_time).
+  std::chrono::nanoseconds spin{0};
   hvd_status status = HVD_OK;
   std::string message;
   std::vector<hvd::runtime::Output> outputs;
@@ -40,10 +44,18 @@ struct hvd_handle_s {
 
 namespace hvd::runtime {
 
+// getpid(), looked up once per process (it is a system call, and every
+// handle call checks it); a forked child looks again.
+pid_t process_id();
+
 hvd_handle_s* make_handle();
 // Marks the handle done and wakes its waiters.
 void finish_handle(hvd_handle_s* handle, hvd_status status,
                    const std::string& message);
 void unref_handle(hvd_handle_s* handle);
+// Spins until the handle is done or `limit` has passed, yielding the core
+// between looks (the background thread finishing the op may need it);
+// true when done. A waiter sleeps on the condition variable after it.
+bool spin_until_done(hvd_handle_s* handle, std::chrono::nanoseconds limit);
 
 }  // namespace hvd::runtime

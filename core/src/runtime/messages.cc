@@ -24,6 +24,7 @@ void encode(const RequestList& list, std::vector<uint8_t>& out) {
   out.clear();
   Writer w(out);
   w.put<uint8_t>(list.shutdown);
+  w.put<uint8_t>(list.busy);
   w.put<uint32_t>(static_cast<uint32_t>(list.requests.size()));
   for (const Request& q : list.requests) {
     w.put(q.process_set);
@@ -50,6 +51,7 @@ RequestList decode_requests(const std::vector<uint8_t>& in) {
   Reader r(in);
   RequestList list;
   list.shutdown = r.get<uint8_t>() != 0;
+  list.busy = r.get<uint8_t>() != 0;
   uint32_t n = r.get<uint32_t>();
   list.requests.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -83,6 +85,7 @@ void encode(const ResponseList& list, std::vector<uint8_t>& out) {
   w.put<uint8_t>(list.shutdown);
   w.put(list.shutdown_rank);
   w.put_vector(list.cache_erase);
+  w.put<uint8_t>(list.busy);
   w.put<uint8_t>(list.tuned);
   w.put(list.fusion_threshold);
   w.put(list.cycle_time_ns);
@@ -125,6 +128,7 @@ ResponseList decode_responses(const std::vector<uint8_t>& in) {
   list.shutdown = r.get<uint8_t>() != 0;
   list.shutdown_rank = r.get<int32_t>();
   list.cache_erase = r.get_vector<uint32_t>();
+  list.busy = r.get<uint8_t>() != 0;
   list.tuned = r.get<uint8_t>() != 0;
   list.fusion_threshold = r.get<uint64_t>();
   list.cycle_time_ns = r.get<int64_t>();

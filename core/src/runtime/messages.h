@@ -40,6 +40,7 @@ struct Request {
 
 struct RequestList {
   bool shutdown = false;  // this rank called hvd_shutdown
+  bool busy = false;      // this rank's data path still runs responses
   std::vector<Request> requests;
   // Response cache bits (response_cache.h): ops ready here whose cached
   // response still matches, and cached entries an op here no longer
@@ -93,6 +94,9 @@ struct ResponseList {
   // Cached entries to erase (some rank found them stale), applied after the
   // cached responses of this list and before its new ones are cached.
   std::vector<uint32_t> cache_erase;
+  // Some rank's data path still ran responses: cache bits, which travel
+  // behind their data, wait for a round that finds every rank idle.
+  bool busy = false;
   // The coordinator's autotuner moved to new parameters: every rank takes
   // them from the cycle after this one.
   bool tuned = false;

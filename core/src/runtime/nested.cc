@@ -24,8 +24,9 @@ hvd_status NestedRunner::post(hvd_p2p_s* context, const std::string& reducer,
                               std::string* error) {
   const hvd_team* team = context->team->view();
   if (reducer.empty()) {
-    reducers_.candidates(args.collective, team, args.device.kind,
-                         collective_bytes(args, team->size), "", candidates_);
+    reducers_.candidates(args.collective, args.op, args.dtype, team,
+                         args.device.kind, collective_bytes(args, team->size),
+                         "", candidates_);
   } else {
     int index = reducers_.index_of(reducer);
     if (index < 0) {

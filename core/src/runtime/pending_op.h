@@ -3,6 +3,7 @@
 // during the call), and the request it submits for negotiation.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct PendingOp {
   // Ready, and offered to negotiation by its response cache bit each cycle
   // until a cached response runs it (or the cache no longer has it).
   bool awaiting_cache = false;
+  // When it entered negotiation on this rank.
+  std::chrono::steady_clock::time_point negotiating_since{};
   // A response for it is in the executor's queue (so removing its process
   // set leaves it to run).
   bool queued = false;

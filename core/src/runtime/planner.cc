@@ -25,7 +25,7 @@ std::vector<size_t> rank_candidates(const std::vector<ReducerRule>& rules,
       continue;
     }
     for (size_t i = 0; i < reducers.size(); ++i) {
-      if (reducers[i].name == rule.reducer) {
+      if (reducers[i].name == rule.reducer && reducers[i].runs_op) {
         order.push_back(i);
         break;
       }
@@ -34,7 +34,7 @@ std::vector<size_t> rank_candidates(const std::vector<ReducerRule>& rules,
   }
   std::vector<std::pair<int32_t, size_t>> scored;
   for (size_t i = 0; i < reducers.size(); ++i) {
-    if (!order.empty() && order[0] == i) continue;
+    if ((!order.empty() && order[0] == i) || !reducers[i].runs_op) continue;
     int32_t s = score_for(reducers[i], bytes);
     if (s > 0) scored.push_back({s, i});
   }

@@ -116,37 +116,90 @@ std::string ReducerSet::names() const {
   return out;
 }
 
-void ReducerSet::candidates(hvd_collective collective, const hvd_team* team,
-                            hvd_mem_kind mem, uint64_t bytes,
-                            const std::string& first,
-                            std::vector<size_t>& out) {
+namespace {
+
+// One reducer's ranges for a collective of `dtype` reduced with `op`:
+// through score_op where the plugin has it (1.2), else through score(),
+// which stands for every op but ADASUM.
+ReducerScores score_reducer(const Reducer& r, hvd_collective collective,
+                            hvd_reduce_op op, hvd_dtype dtype,
+                            const hvd_team* team, hvd_mem_kind mem) {
+  ReducerScores scores;
+  scores.name = r.name();
+  hvd_score_range ranges[32];
+  for (hvd_score_range& range : ranges) {
+    range = hvd_score_range{};
+    range.struct_size = sizeof(hvd_score_range);
+  }
+  size_t count = 32;
+  const hvd_reducer_api& api = r.api();
+  hvd_status s = HVD_ERR_UNSUPPORTED;
+  if (HVD_HAS_FIELD(&api, hvd_reducer_api, score_op) && api.score_op) {
+    s = api.score_op(r.instance(), collective, op, dtype, team, mem, ranges,
+                     &count);
+    scores.runs_op = s == HVD_OK && count > 0;
+  } else {
+    scores.runs_op = op != HVD_OP_ADASUM;
+    if (api.score) {
+      s = api.score(r.instance(), collective, team, mem, ranges, &count);
+    }
+  }
+  if (s == HVD_OK) {
+    scores.ranges.assign(ranges, ranges + std::min<size_t>(count, 32));
+  }
+  return scores;
+}
+
+bool reduces(hvd_collective collective) {
+  return collective == HVD_COLL_ALLREDUCE ||
+         collective == HVD_COLL_REDUCESCATTER;
+}
+
+}  // namespace
+
+const std::vector<ReducerScores>& ReducerSet::scores(hvd_collective collective,
+                                                     hvd_reduce_op op,
+                                                     hvd_dtype dtype,
+                                                     const hvd_team* team,
+                                                     hvd_mem_kind mem) {
+  if (!reduces(collective)) op = HVD_OP_SUM;
   auto key = std::make_tuple(team->process_set, team->size, team->host_count,
-                             collective, mem);
+                             collective, op, dtype, mem);
   auto it = scores_.find(key);
   if (it == scores_.end()) {
     std::vector<ReducerScores> all;
     for (const auto& r : reducers_) {
-      ReducerScores scores;
-      scores.name = r->name();
-      hvd_score_range ranges[32];
-      for (hvd_score_range& range : ranges) {
-        range = hvd_score_range{};
-        range.struct_size = sizeof(hvd_score_range);
-      }
-      size_t count = 32;
-      if (r->api().score && r->api().score(r->instance(), collective, team, mem,
-                                           ranges, &count) == HVD_OK) {
-        scores.ranges.assign(ranges, ranges + std::min<size_t>(count, 32));
-      }
-      all.push_back(std::move(scores));
+      all.push_back(score_reducer(*r, collective, op, dtype, team, mem));
     }
     it = scores_.emplace(key, std::move(all)).first;
   }
+  return it->second;
+}
+
+std::vector<std::string> ReducerSet::running(hvd_collective collective,
+                                             hvd_reduce_op op, hvd_dtype dtype,
+                                             const hvd_team* team,
+                                             hvd_mem_kind mem) {
+  std::vector<std::string> names;
+  for (const ReducerScores& s : scores(collective, op, dtype, team, mem)) {
+    if (s.runs_op) names.push_back(s.name);
+  }
+  return names;
+}
+
+void ReducerSet::candidates(hvd_collective collective, hvd_reduce_op op,
+                            hvd_dtype dtype, const hvd_team* team,
+                            hvd_mem_kind mem, uint64_t bytes,
+                            const std::string& first,
+                            std::vector<size_t>& out) {
+  const std::vector<ReducerScores>& all =
+      scores(collective, op, dtype, team, mem);
   static const std::vector<ReducerRule> kNoRules;
   auto rules = rules_.find(collective);
-  out = rank_candidates(rules == rules_.end() ? kNoRules : rules->second,
-                        it->second, bytes);
+  out = rank_candidates(rules == rules_.end() ? kNoRules : rules->second, all,
+                        bytes);
   int named = index_of(first);
+  if (named >= 0 && !all[static_cast<size_t>(named)].runs_op) named = -1;
   if (named < 0 &&
       ((collective == HVD_COLL_ALLREDUCE && hierarchical_allreduce_) ||
        (collective == HVD_COLL_ALLGATHER && hierarchical_allgather_))) {

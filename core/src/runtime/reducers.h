@@ -61,32 +61,44 @@ class ReducerSet {
   int index_of(const std::string& name) const;
   std::string names() const;  // "ring, tree"
 
-  // Candidates for a message of `bytes` on `team`, best first (scores are
-  // asked once per process set, collective and memory kind). `first`, when
-  // loaded, goes first (the reducer a response names); otherwise
-  // "hierarchical" goes first for the collectives that
-  // runtime.hierarchical_* selects.
-  void candidates(hvd_collective collective, const hvd_team* team,
-                  hvd_mem_kind mem, uint64_t bytes, const std::string& first,
-                  std::vector<size_t>& out);
+  // Candidates for a message of `bytes` of `dtype` (reduced with `op`) on
+  // `team`, best first, among the reducers that run that op and dtype
+  // (scores are asked once per process set, team shape, collective, op,
+  // dtype and memory kind). `first`, when loaded and running the op, goes
+  // first (the reducer a response names); otherwise "hierarchical" goes
+  // first for the collectives that runtime.hierarchical_* selects.
+  void candidates(hvd_collective collective, hvd_reduce_op op, hvd_dtype dtype,
+                  const hvd_team* team, hvd_mem_kind mem, uint64_t bytes,
+                  const std::string& first, std::vector<size_t>& out);
+  // The same for float32 sums (what the tools plan and measure).
   std::vector<size_t> candidates(hvd_collective collective,
                                  const hvd_team* team, hvd_mem_kind mem,
                                  uint64_t bytes) {
     std::vector<size_t> out;
-    candidates(collective, team, mem, bytes, "", out);
+    candidates(collective, HVD_OP_SUM, HVD_FLOAT32, team, mem, bytes, "", out);
     return out;
   }
+  // The names of the reducers that run `collective` of `dtype` reduced
+  // with `op` on `team` at some size.
+  std::vector<std::string> running(hvd_collective collective, hvd_reduce_op op,
+                                   hvd_dtype dtype, const hvd_team* team,
+                                   hvd_mem_kind mem);
 
  private:
   void check_rules(const Config& config);
   void read_hierarchical(const Config& config);
+  const std::vector<ReducerScores>& scores(hvd_collective collective,
+                                           hvd_reduce_op op, hvd_dtype dtype,
+                                           const hvd_team* team,
+                                           hvd_mem_kind mem);
 
   std::vector<std::unique_ptr<Reducer>> reducers_;
   std::map<hvd_collective, std::vector<ReducerRule>> rules_;
   bool hierarchical_allreduce_ = false, hierarchical_allgather_ = false;
   // Keyed by process set, team size and host count (nested collectives ask
-  // for sub-teams of a set), collective and memory kind.
-  std::map<std::tuple<int32_t, int32_t, int32_t, hvd_collective, hvd_mem_kind>,
+  // for sub-teams of a set), collective, op, dtype and memory kind.
+  std::map<std::tuple<int32_t, int32_t, int32_t, hvd_collective, hvd_reduce_op,
+                      hvd_dtype, hvd_mem_kind>,
            std::vector<ReducerScores>>
       scores_;
 };

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "control/control_plane.h"
 #include "device/device.h"
+#include "p2p/and_allreduce.h"
 #include "p2p/engine.h"
 #include "p2p/mesh.h"
 #include "plugin/loader.h"
@@ -150,6 +151,9 @@ void Runtime::start(const hvd_init_options* options) {
   dynamic_sets_ = config_.get_bool("runtime.dynamic_process_sets");
   cache_ = std::make_unique<ResponseCache>(static_cast<size_t>(
       std::max<int64_t>(0, config_.get_int("runtime.cache_capacity"))));
+  cache_sync_ = std::make_unique<p2p::AndAllreduce>(*engine_, *sets_[0]->team);
+  stall_check_ = config_.get_bool("stall_check.enabled");
+  stall_fallback_ = config_.get_duration("stall_check.warning_time") / 10;
   start_autotune();
 
   executor_ = std::make_unique<Executor>(
@@ -181,6 +185,7 @@ void Runtime::teardown() {
   executor_.reset();
   sets_.clear();
   engine_.reset();
+  cache_sync_.reset();
   reducers_.reset();
   loader_.reset();
   control_.reset();
@@ -308,6 +313,7 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op,
       ++counter;
     }
     p->handle = make_handle();
+    p->handle->spin = spin_time_;
     handle = p->handle;
     in_flight_.insert(std::move(key));
     // From here the background thread owns the op (and may finish it at
@@ -315,7 +321,7 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op,
     submitted_.push_back(p.release());
   }
   has_new_ = true;
-  wake();
+  if (sleeping_) wake();
   return handle;
 }
 
@@ -427,6 +433,7 @@ void Runtime::cycle() {
       timeline_.begin(timeline_.intern(op->name()),
                       timeline::negotiate_phase(op->collective()));
     }
+    if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;
     } else {
@@ -444,7 +451,10 @@ void Runtime::cycle() {
   }
   waiting_.resize(kept);
   offer_cached();
+  if (negotiate_by_cache_bits()) return;
 
+  ++control_rounds_;
+  requests_.busy = !executor_->idle();
   encode(requests_, request_bytes_);
   std::vector<std::vector<uint8_t>> gathered = control_->gather(request_bytes_);
   if (rank_ == 0) {
@@ -456,6 +466,11 @@ void Runtime::cycle() {
   }
   std::vector<uint8_t> in = control_->broadcast(response_bytes_);
   ResponseList list = decode_responses(in);
+  data_path_quiet_ = !list.busy;
+  run_responses(list);
+}
+
+void Runtime::run_responses(ResponseList& list) {
   apply_cache(list);
   apply_tuning(list);
   if (timeline_.on()) mark_cycle(list);
@@ -465,9 +480,14 @@ void Runtime::cycle() {
       continue;
     }
     ProcessSet* set = find_set(r.process_set);
+    if (set && r.kind == ResponseKind::kData &&
+        response_bytes(r, set->size()) > kQuietBytes) {
+      data_path_quiet_ = false;  // on every rank, members or not
+    }
     if (!set || !set->member()) continue;
     if (timeline_.on()) mark_negotiated(*set, r);
-    if (set->id != 0) mark_queued(*set, r);
+    // Queued ops wait on no other rank (reasons_to_negotiate).
+    if (set->id != 0 || stall_check_) mark_queued(*set, r);
     executor_->push(set, std::move(r));
   }
   if (list.shutdown) {
@@ -485,6 +505,7 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
   coordinate_cached(lists, out);
   for (int32_t r = 0; r < static_cast<int32_t>(gathered.size()); ++r) {
     RequestList& list = lists[r];
+    out.busy = out.busy || list.busy;
     if (list.shutdown && !out.shutdown) {
       out.shutdown = true;
       out.shutdown_rank = r;
@@ -525,29 +546,33 @@ bool Runtime::drive() {
   try {
     return executor_->progress();
   } catch (const Error& e) {
-    const int32_t peer =
-        transport_fault_peer_ >= 0 ? transport_fault_peer_ : e.peer();
-    if (peer < 0 || peer == rank_) {
-      // This rank's own failure: tell everyone, so none waits for its part.
-      if (!failed_) control_->report_failure(rank_, e.what());
-      throw;
-    }
-    // A broken connection may be a cascade (a survivor closing its
-    // connections after another rank died): the control plane knows which
-    // rank is at fault, so it has the last word. If it stays silent, what
-    // the data path saw is reported.
-    await_verdict();
-    if (!failed_) {
-      control_->report_failure(
-          peer, transport_fault_.empty() ? e.what() : transport_fault_);
-      await_verdict();
-    }
-    if (failed_) {
-      std::lock_guard<std::mutex> lock(failure_mutex_);
-      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
-    }
-    throw;
+    data_path_failed(e);
   }
+}
+
+void Runtime::data_path_failed(const Error& e) {
+  const int32_t peer =
+      transport_fault_peer_ >= 0 ? transport_fault_peer_ : e.peer();
+  if (peer < 0 || peer == rank_) {
+    // This rank's own failure: tell everyone, so none waits for its part.
+    if (!failed_) control_->report_failure(rank_, e.what());
+    throw e;
+  }
+  // A broken connection may be a cascade (a survivor closing its
+  // connections after another rank died): the control plane knows which
+  // rank is at fault, so it has the last word. If it stays silent, what
+  // the data path saw is reported.
+  await_verdict();
+  if (!failed_) {
+    control_->report_failure(
+        peer, transport_fault_.empty() ? e.what() : transport_fault_);
+    await_verdict();
+  }
+  if (failed_) {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
+  }
+  throw e;
 }
 
 void Runtime::await_verdict() {
@@ -561,12 +586,12 @@ void Runtime::await_verdict() {
 
 void Runtime::wait_until(std::chrono::steady_clock::time_point start) {
   // Idle, the next cycle comes at start + cycle_time, or at once for a new
-  // op. Busy, the data path goes on until it is idle and negotiation waits
-  // (each round is a pause of every rank's transfers), but no longer than
-  // kBusyCycles cycles, so responses for new ops still come while a large
-  // one runs. A rank in negotiation is thus waited for at most that long by
-  // a busy one, and a rank that went idle needs nothing more from the
-  // others' tasks.
+  // op (nothing is left to fuse it with). Busy, the data path goes on and
+  // negotiation waits: for ops that came meanwhile until start +
+  // cycle_time (they fuse with what else comes by then), else until the
+  // data path is idle but no longer than kBusyCycles cycles, so a rank in
+  // negotiation is waited for at most that long by a busy one, and a rank
+  // that went idle needs nothing more from the others' tasks.
   //
   // After work, an idle rank spins for spin_time before it sleeps: the next
   // op usually comes within microseconds of the last one's completion, and
@@ -591,7 +616,9 @@ void Runtime::wait_until(std::chrono::steady_clock::time_point start) {
       if (now >= deadline || has_new_.exchange(false)) return;
       if (now >= spin_until && awaiting_others()) return;
       if (now < spin_until) {
-        for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
+        // Yielding: the caller's thread may need this core to take the
+        // last result and enqueue the next op.
+        sched_yield();
         continue;
       }
       auto left = deadline - now;
@@ -601,12 +628,20 @@ void Runtime::wait_until(std::chrono::steady_clock::time_point start) {
       ts.tv_nsec = static_cast<long>((left - std::chrono::seconds(ts.tv_sec)) /
                                      std::chrono::nanoseconds(1));
       pollfd fd{wake_fd_, POLLIN, 0};
-      ppoll(&fd, 1, &ts, nullptr);
+      sleeping_ = true;
+      // An enqueue from here on sees sleeping_ and writes the wake fd.
+      if (!has_new_) ppoll(&fd, 1, &ts, nullptr);
+      sleeping_ = false;
       drain_wake_fd();
     } else {
       if (now >= busy_deadline) return;
+      // Ops that came while the data path is busy are negotiated at the
+      // next cycle, with whatever else comes by then.
+      if (now >= deadline && has_new_.exchange(false)) return;
       if (!moved) {
-        engine_->wait(busy_deadline - now, wake_fd_);
+        sleeping_ = true;
+        engine_->wait((has_new_ ? deadline : busy_deadline) - now, wake_fd_);
+        sleeping_ = false;
         drain_wake_fd();
       }
     }
@@ -638,6 +673,9 @@ void Runtime::loop() {
         if (cache_->capacity() > 0) {
           HVD_LOG(INFO) << cache_->summary();
         }
+        HVD_LOG(INFO) << "negotiation: " << control_rounds_
+                      << " rounds over the control plane, " << bit_rounds_
+                      << " by cache bits alone";
         std::string who = shutdown_rank_ == rank_
                               ? "this rank"
                               : "rank " + std::to_string(shutdown_rank_);

@@ -6,9 +6,11 @@
 // ops that became ready here (ControlPlane::gather to world rank 0), the
 // coordinator answers with responses (ControlPlane::broadcast), every rank
 // executes them in that order, then it drives the data path until the next
-// cycle, waking early for a new op when nothing else is pending. A dead
-// rank (the control plane's failure, or a transport's) fails every pending
-// and later op with an error naming it.
+// cycle, waking early for a new op when nothing else is pending. A cycle in
+// which every rank's ready ops are in the response cache skips the control
+// plane: the ranks AND their cache bits over the data path instead
+// (runtime_cache_sync.cc). A dead rank (the control plane's failure, or a
+// transport's) fails every pending and later op with an error naming it.
 #pragma once
 
 #include <atomic>
@@ -32,9 +34,11 @@ class Bootstrap;
 class ControlPlane;
 class PluginLoader;
 struct PeerFailure;
+class Error;
 namespace p2p {
+class AndAllreduce;
 class Engine;
-}
+}  // namespace p2p
 }  // namespace hvd
 
 namespace hvd::timeline {
@@ -77,6 +81,9 @@ class Runtime {
   // hvd::Error (HVD_ERR_UNSUPPORTED when dynamic sets are off).
   int32_t add_process_set(const std::vector<int32_t>& ranks);
   void remove_process_set(int32_t id);
+  // Any thread. This process's rank in process set `id` (-1 when not a
+  // member) and the set's size; false when no set has that id.
+  bool process_set_layout(int32_t id, int32_t* rank, int32_t* size);
   // Negotiates the end with the other ranks, fails what is pending with
   // HVD_ERR_SHUT_DOWN, joins the background thread and tears down.
   void shutdown();
@@ -101,6 +108,20 @@ class Runtime {
                      const std::vector<RequestList>& lists, uint32_t bit);
   void loop();
   void cycle();
+  // runtime_cache_sync.cc: a cycle without the coordinator. Every rank
+  // ANDs its cache bits with the others' (and ORs its reasons to negotiate)
+  // in one small allreduce over the data path; when no rank has a reason,
+  // all run the cached responses every member has ready, in the same
+  // order. False: some rank needs full negotiation this cycle.
+  bool negotiate_by_cache_bits();
+  uint64_t reasons_to_negotiate() const;
+  // Fused and planned data responses of cached entries ready on every
+  // member, per process set (sets_ order), each set's in bit order.
+  void cached_responses(std::vector<std::vector<Response>>& ready,
+                        ResponseList& out);
+  // Every rank's part once the cycle's response list is known.
+  void run_responses(ResponseList& list);
+  [[noreturn]] void data_path_failed(const Error& e);
   void wait_until(std::chrono::steady_clock::time_point start);
   bool drive();          // executor progress; reports fatal data-path errors
   void await_verdict();  // waits a moment for the control plane's failure
@@ -160,6 +181,20 @@ class Runtime {
   uint64_t set_changes_ = 0;     // names them
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<ResponseCache> cache_;
+  // The cache bit exchange over set 0's team; outlives the engine, whose
+  // transports may still hold its buffers after a failure.
+  std::unique_ptr<p2p::AndAllreduce> cache_sync_;
+  std::vector<uint64_t> sync_words_;
+  // With the stall inspector on, an op waiting this long here brings the
+  // coordinator back, so the inspector sees it.
+  std::chrono::nanoseconds stall_fallback_{};
+  bool stall_check_ = false;
+  uint64_t control_rounds_ = 0, bit_rounds_ = 0;  // cycles of each kind
+  // No response above kQuietBytes has run since a round over the control
+  // plane found every rank's data path idle: cache bits would not wait
+  // behind a large transfer on any connection. The same on every rank.
+  static constexpr uint64_t kQuietBytes = 64 << 10;
+  bool data_path_quiet_ = true;
   std::unique_ptr<Autotuner> autotuner_;  // world rank 0, when on
   std::string preferred_reducer_;         // the autotuner's, on rank 0
   int wake_fd_ = -1;
@@ -174,6 +209,10 @@ class Runtime {
   std::string stop_message_;
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> has_new_{false};
+  // The background thread sleeps where a new op should wake it (else
+  // enqueue need not write the wake fd: it looks at has_new_ while it
+  // spins).
+  std::atomic<bool> sleeping_{false};
   std::atomic<bool> failed_{false};
   std::mutex failure_mutex_;
   std::string failure_message_;

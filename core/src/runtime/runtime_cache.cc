@@ -16,14 +16,10 @@ namespace hvd::runtime {
 
 void Runtime::plan(Response& r, const ProcessSet& set) {
   if (r.kind != ResponseKind::kData) return;
-  reducers_->candidates(r.collective, set.planning_team->view(), r.mem_kind,
-                        response_bytes(r, set.size()), "", candidates_);
+  reducers_->candidates(r.collective, r.op, r.dtype, set.planning_team->view(),
+                        r.mem_kind, response_bytes(r, set.size()), "",
+                        candidates_);
   r.reducer = candidates_.empty() ? "" : reducers_->at(candidates_[0]).name();
-  if (r.op == HVD_OP_ADASUM && r.collective == HVD_COLL_ALLREDUCE &&
-      reducers_->index_of("adasum") >= 0) {
-    r.reducer = "adasum";  // the others decline the op
-    return;
-  }
   if (preferred_reducer_.empty()) return;
   for (size_t index : candidates_) {
     if (reducers_->at(index).name() == preferred_reducer_) {
@@ -121,6 +117,14 @@ void Runtime::coordinate_cached(const std::vector<RequestList>& lists,
     r.cache_bits = {bit};
     ready[index].push_back(std::move(r));
   }
+  cached_responses(ready, out);
+  for (uint32_t bit = 0; bit < stale.size() * 64; ++bit) {
+    if (test_bit(stale, bit)) out.cache_erase.push_back(bit);
+  }
+}
+
+void Runtime::cached_responses(std::vector<std::vector<Response>>& ready,
+                               ResponseList& out) {
   for (size_t i = 0; i < sets_.size(); ++i) {
     if (ready[i].empty()) continue;
     for (Response& r :
@@ -128,9 +132,6 @@ void Runtime::coordinate_cached(const std::vector<RequestList>& lists,
       plan(r, *sets_[i]);
       out.responses.push_back(std::move(r));
     }
-  }
-  for (uint32_t bit = 0; bit < stale.size() * 64; ++bit) {
-    if (test_bit(stale, bit)) out.cache_erase.push_back(bit);
   }
 }
 

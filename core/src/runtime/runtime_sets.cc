@@ -121,6 +121,15 @@ void Runtime::remove_process_set(int32_t id) {
   wait_for(handle, "hvd_remove_process_set");
 }
 
+bool Runtime::process_set_layout(int32_t id, int32_t* rank, int32_t* size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const ProcessSet* set = find_set(id);
+  if (!set) return false;
+  *rank = set->rank;
+  *size = set->size();
+  return true;
+}
+
 void Runtime::apply_set_change(const Response& r) {
   ProcessSet* global = find_set(0);
   PendingOp* op = nullptr;

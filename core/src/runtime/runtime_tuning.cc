@@ -13,12 +13,11 @@ void Runtime::start_autotune() {
   TuneSetting defaults;
   defaults.fusion_threshold = fusion_threshold_;
   defaults.cycle_time = cycle_time_;
-  std::vector<std::string> names;
-  for (size_t i = 0; i < reducers_->size(); ++i) {
-    // adasum computes another op (HVD_OP_ADASUM): not a choice for the rest.
-    if (reducers_->at(i).name() == "adasum") continue;
-    names.push_back(reducers_->at(i).name());
-  }
+  // The choices: what runs the common case, float32 sums on the whole job
+  // (a reducer of another op, such as adasum's, is none).
+  std::vector<std::string> names =
+      reducers_->running(HVD_COLL_ALLREDUCE, HVD_OP_SUM, HVD_FLOAT32,
+                         sets_.front()->planning_team->view(), HVD_MEM_HOST);
   autotuner_ =
       std::make_unique<Autotuner>(defaults, names, Autotuner::Options{},
                                   config_.get_string("runtime.autotune_log"));

@@ -21,3 +21,16 @@ def get_average_backwards_compatibility_fun(reduce_ops):
 
     return impl
 
+
+
+def split_evenly(items, parts):
+    """items in at most `parts` consecutive, non-empty runs whose lengths
+    differ by at most one (the first runs the longer)."""
+    base, extra = divmod(len(items), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + base + (1 if i < extra else 0)
+        if end > start:
+            out.append(items[start:end])
+        start = end
+    return out

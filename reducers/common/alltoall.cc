@@ -1,15 +1,14 @@
-// Pairwise-exchange alltoall(v): at step s every rank sends to rank + s and
-// receives from rank - s, a few steps in flight at once. In place, the
-// input is copied aside first.
+#include "alltoall.h"
+
 #include <algorithm>
 
-#include "../common/local_steps.h"
-#include "phases.h"
-#include "ring.h"
+#include "local_steps.h"
 
-namespace hvd::reducers::ring {
+namespace hvd::reducers {
 
-void build_alltoall(hvd_task_s& t, const Collective& c, const Options& o) {
+using Op = Schedule::Op;
+
+void build_pairwise_alltoall(hvd_task_s& t, const Collective& c, size_t depth) {
   Schedule& s = t.schedule;
   const int32_t n = c.size, r = c.rank;
   size_t send_extent = 0, recv_extent = 0;
@@ -29,25 +28,28 @@ void build_alltoall(hvd_task_s& t, const Collective& c, const Options& o) {
       s.copy(c.recv + c.bytes(c.displs[r]), source + c.bytes(c.send_displs[r]),
              c.bytes(c.counts[r]));
   s.after(own, source_ready);
-  t.window.reset((size_t)o.pipeline_depth);
+  const bool windowed = depth > 0;
+  if (windowed) t.window.reset(depth);
   for (int32_t step = 1; step < n; ++step) {
     const int32_t to = (r + step) % n, from = (r - step + n) % n;
-    const size_t slot = t.window.take();
-    const Op exchanged = s.join();
+    const size_t slot = windowed ? t.window.take() : 0;
+    const Op slot_free =
+        windowed ? t.window.previous_release(slot) : Schedule::kNone;
+    const Op exchanged = windowed ? s.join() : Schedule::kNone;
     if (c.send_counts[to] > 0) {
       const Op sent = s.send(to, source + c.bytes(c.send_displs[to]),
                              c.bytes(c.send_counts[to]), (uint32_t)step);
-      s.after(sent, {source_ready, t.window.previous_release(slot)});
-      s.after(exchanged, sent);
+      s.after(sent, {source_ready, slot_free});
+      if (windowed) s.after(exchanged, sent);
     }
     if (c.counts[from] > 0) {
       const Op received = s.recv(from, c.recv + c.bytes(c.displs[from]),
                                  c.bytes(c.counts[from]), (uint32_t)step);
-      s.after(received, {source_ready, t.window.previous_release(slot)});
-      s.after(exchanged, received);
+      s.after(received, {source_ready, slot_free});
+      if (windowed) s.after(exchanged, received);
     }
-    t.window.release(slot, exchanged);
+    if (windowed) t.window.release(slot, exchanged);
   }
 }
 
-}  // namespace hvd::reducers::ring
+}  // namespace hvd::reducers

@@ -1,0 +1,148 @@
+// The response cache's fast path (Runtime::negotiate_by_cache_bits), as
+// Horovod's CacheCoordinator: when no rank has anything the cache cannot
+// stand for, a cycle is one bitwise allreduce of the cache bits over the
+// data path (p2p/and_allreduce.h) instead of a gather to the coordinator
+// and a broadcast back over the control plane. Every rank then derives the
+// same response list from the same bits and the same cache.
+//
+// The exchanged words: word 0 is the complement of this rank's reasons to
+// negotiate (so the AND gives the complement of their OR), then one bit per
+// cache entry, set where this rank has the entry's op ready, or where this
+// rank is no member of the entry's process set (the members decide).
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "p2p/and_allreduce.h"
+#include "p2p/engine.h"
+#include "runtime/process_set.h"
+#include "runtime/response_cache.h"
+#include "runtime/runtime.h"
+#include "runtime/stall_inspector.h"
+
+namespace hvd::runtime {
+namespace {
+
+// Why a rank needs the coordinator this cycle.
+enum Reason : uint64_t {
+  // Requests the cache cannot stand for: new or changed ops, barriers,
+  // joins, alltoalls, failed inputs, process set changes.
+  kRequests = 1,
+  kShutdown = 2,
+  kJoined = 4,     // only the coordinator counts joined ranks in
+  kLongWait = 8,   // the stall inspector must see what waits
+  kObserved = 16,  // world rank 0's timeline or autotuner watches the
+                   // coordinator (and only rank 0 knows the tuned reducer)
+};
+
+std::string describe(uint64_t reasons) {
+  static const char* names[] = {"requests", "shutdown", "join", "long wait",
+                                "timeline or autotune"};
+  std::string out;
+  for (int i = 0; i < 5; ++i) {
+    if (reasons & (uint64_t{1} << i))
+      out += (out.empty() ? "" : ", ") + std::string(names[i]);
+  }
+  return out;
+}
+
+// How long the background thread sleeps at most between looks while the
+// exchange waits for slower ranks (a failure wakes it at once).
+constexpr auto kSyncSleep = std::chrono::milliseconds(100);
+
+}  // namespace
+
+uint64_t Runtime::reasons_to_negotiate() const {
+  uint64_t reasons = 0;
+  if (!requests_.requests.empty()) reasons |= kRequests;
+  if (requests_.shutdown) reasons |= kShutdown;
+  if (rank_ == 0 && (timeline_.on() || autotuner_)) reasons |= kObserved;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& set : sets_) {
+    if (set->join) reasons |= kJoined;
+    if (!stall_check_ || (reasons & kLongWait)) continue;
+    for (const auto& [name, op] : set->negotiating) {
+      if (!op->queued && now - op->negotiating_since > stall_fallback_) {
+        reasons |= kLongWait;
+        break;
+      }
+    }
+  }
+  return reasons;
+}
+
+bool Runtime::negotiate_by_cache_bits() {
+  // Cache bits queue behind data on the transports' connections: while a
+  // large response may still run somewhere, the control plane is quicker.
+  if (!data_path_quiet_) return false;
+  if (!p2p::AndAllreduce::tags_apart(*engine_,
+                                     static_cast<uint32_t>(next_set_id_))) {
+    return false;
+  }
+  const uint32_t bits = cache_->bit_count();
+  sync_words_.assign(1 + (bits + 63) / 64, 0);
+  sync_words_[0] = ~reasons_to_negotiate();
+  const std::vector<uint64_t>& hits = requests_.cache_hits;
+  std::copy_n(hits.begin(), std::min(hits.size(), sync_words_.size() - 1),
+              sync_words_.begin() + 1);
+  bool outsider = false;
+  for (const auto& set : sets_) outsider = outsider || !set->member();
+  for (uint32_t bit = 0; outsider && bit < bits; ++bit) {
+    if (!cache_->in_use(bit)) continue;
+    const ProcessSet* set = find_set(cache_->at(bit).process_set);
+    if (set && !set->member()) sync_words_[1 + bit / 64] |= 1ull << (bit % 64);
+  }
+
+  cache_sync_->start(sync_words_);
+  while (true) {
+    bool done = false;
+    try {
+      done = cache_sync_->test();
+    } catch (const Error& e) {
+      data_path_failed(e);
+    }
+    if (done) break;
+    // The data path goes on meanwhile: a slower rank may need this one's
+    // part of a response already running to reach the exchange.
+    bool moved = drive();
+    if (failed_) {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
+    }
+    if (!moved) {
+      engine_->wait(kSyncSleep, wake_fd_);
+      drain_wake_fd();
+    }
+  }
+
+  const std::vector<uint64_t>& all = cache_sync_->result();
+  const uint64_t reasons = ~all[0];
+  if (reasons != 0) {
+    HVD_LOG(TRACE) << "negotiating over the control plane: "
+                   << describe(reasons);
+    return false;
+  }
+  ++bit_rounds_;
+  std::vector<std::vector<Response>> ready(sets_.size());
+  for (uint32_t bit = 0; bit < bits; ++bit) {
+    if (!((all[1 + bit / 64] >> (bit % 64)) & 1) || !cache_->in_use(bit)) {
+      continue;
+    }
+    const Response& cached = cache_->at(bit);
+    size_t index = 0;
+    while (index < sets_.size() && sets_[index]->id != cached.process_set) {
+      ++index;
+    }
+    if (index == sets_.size()) continue;
+    if (stall_) stall_->resolved(cached.process_set, cached.entries[0].name);
+    Response r = cached;
+    r.cache_bits = {bit};
+    ready[index].push_back(std::move(r));
+  }
+  ResponseList list;
+  cached_responses(ready, list);
+  run_responses(list);
+  return true;
+}
+
+}  // namespace hvd::runtime

@@ -1,0 +1,131 @@
+// Negotiation by cache bits alone (runtime_cache_sync.cc) through the C
+// API, as one job (horovodrun -np N, N >= 2). Steps of the same cached
+// allreduces, enqueued in reverse order on odd ranks and with one rank
+// late now and then, run without the control plane; steps that mix them
+// with a new tensor, and a rank that joins while the others run a cached
+// allreduce (it contributes zeros), go through the coordinator; then the
+// cached steps run by bits alone again. Every result is checked. At
+// shutdown each rank logs how many rounds took each way, which the ctest
+// entry matches (few over the control plane, many by bits).
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "mp_support.h"
+
+using namespace mp;
+
+namespace {
+
+int R = 0, N = 1;
+
+const char* const kNames[] = {"bits.a", "bits.b", "bits.c"};
+const int64_t kSizes[] = {1, 5, 300};
+
+double value(int rank, size_t i, int step) {
+  return static_cast<double>(rank + 1 + static_cast<int>(i % 5) + step % 11);
+}
+
+double sum(size_t i, int step, int ranks) {
+  double s = 0;
+  for (int r = 0; r < ranks; ++r) s += value(r, i, step);
+  return s;
+}
+
+void check(const Buffer& b, const std::string& what, int step, int ranks) {
+  for (size_t i = 0; i < b.elements; ++i) {
+    if (b.get(i) != sum(i, step, ranks)) {
+      expect(false, what + " step " + std::to_string(step) + ": element " +
+                        std::to_string(i) + " is " + std::to_string(b.get(i)) +
+                        ", expected " + std::to_string(sum(i, step, ranks)));
+      return;
+    }
+  }
+}
+
+// The cached tensors (and `fresh`, a name never seen before, when given),
+// enqueued together.
+void step(int s, const std::string& fresh = "") {
+  const int count = 3 + (fresh.empty() ? 0 : 1);
+  std::vector<Buffer> buffers;
+  std::vector<std::string> names;
+  for (int k = 0; k < count; ++k) {
+    buffers.emplace_back(HVD_FLOAT32,
+                         std::vector<int64_t>{k < 3 ? kSizes[k] : 7});
+    for (size_t i = 0; i < buffers.back().elements; ++i)
+      buffers.back().set(i, value(R, i, s));
+    names.push_back(k < 3 ? kNames[k] : fresh);
+  }
+  // Now and then one rank comes late: the others wait in the exchange.
+  if (s % 50 == 7 && R == s % N) usleep(20 * 1000);
+  std::vector<hvd_handle*> handles(count, nullptr);
+  for (int j = 0; j < count; ++j) {
+    int k = R % 2 ? count - 1 - j : j;
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, names[k], &buffers[k].desc, 1);
+    expect_ok(hvd_enqueue(&op, &handles[k]), "enqueue " + names[k]);
+  }
+  for (int k = 0; k < count; ++k) {
+    if (!handles[k]) continue;
+    hvd_status st = hvd_wait(handles[k], 60000);
+    expect(st == HVD_OK, names[k] + " step " + std::to_string(s) + ": " +
+                             hvd_handle_message(handles[k]));
+    hvd_release(handles[k]);
+    if (st == HVD_OK) check(buffers[k], names[k], s, N);
+  }
+}
+
+void join_while_others_run_cached(int s) {
+  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
+  join.name = nullptr;
+  hvd_handle* jh = nullptr;
+  if (R == N - 1) {
+    expect_ok(hvd_enqueue(&join, &jh), "join");
+  } else {
+    for (int pass = 0; pass < 3; ++pass) {
+      Buffer b(HVD_FLOAT32, {kSizes[0]});
+      for (size_t i = 0; i < b.elements; ++i) b.set(i, value(R, i, s + pass));
+      hvd_op op = make_op(HVD_COLL_ALLREDUCE, kNames[0], &b.desc, 1);
+      if (run_op(op) == HVD_OK) {
+        check(b, "bits.a with rank " + std::to_string(N - 1) + " joined",
+              s + pass, N - 1);
+      }
+    }
+    expect_ok(hvd_enqueue(&join, &jh), "join");
+  }
+  if (!jh) return;
+  expect(hvd_wait(jh, 60000) == HVD_OK,
+         std::string("join: ") + hvd_handle_message(jh));
+  hvd_release(jh);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
+    return 2;
+  }
+  hvd_init_options options{};
+  options.struct_size = sizeof options;
+  options.config_path = argv[1];
+  if (hvd_init(&options) != HVD_OK) {
+    std::printf("rank ?: FAIL: hvd_init(%s): %s\n", argv[1], hvd_last_error());
+    return 1;
+  }
+  R = hvd_rank();
+  N = hvd_size();
+  int s = 0;
+  for (; s < 400; ++s) step(s);
+  for (int k = 0; k < 5; ++k, ++s) step(s, "fresh." + std::to_string(k));
+  join_while_others_run_cached(s);
+  s += 3;
+  for (int k = 0; k < 100; ++k, ++s) step(s);
+  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
+  bar.name = nullptr;
+  run_op(bar);
+  expect_ok(hvd_shutdown(), "hvd_shutdown");
+  std::printf("rank %d: cache bits: %s\n", R, g_failures ? "FAILED" : "passed");
+  std::fflush(stdout);
+  return g_failures ? 1 : 0;
+}
