@@ -82,7 +82,9 @@ def test_one_runtime_for_both_frameworks():
     assert threads_named("hvd-background") == 1
     assert sockets() == connections
 
-    # Stopped through one binding, stopped for both; and up again.
+    # Stopped through one binding, stopped for both; and up again. A
+    # shutdown stops every rank's runtime: no rank may still be checking.
+    hvd_tf.barrier()
     hvd_tf.shutdown()
     assert not hvd_torch.is_initialized()
     assert threads_named("hvd-background") == 0
