@@ -71,16 +71,9 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
   });
 }
 
-hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s, score, HVD_OP_ADASUM>(
-      "adasum", {init, post, task_progress, task_free, task_abort});
-}
-
 }  // namespace
-}  // namespace hvd::reducers::adasum
 
-extern "C" HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api(
-    uint32_t core_major, uint32_t) {
-  static const hvd_reducer_api table = hvd::reducers::adasum::make_table();
-  return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;
-}
+HVD_REDUCER_ENTRY_POINT(reducer_table<hvd_reducer_s, score, HVD_OP_ADASUM>(
+    "adasum", {init, post, task_progress, task_free, task_abort}))
+
+}  // namespace hvd::reducers::adasum

@@ -3,8 +3,10 @@
 // engine's task_progress/task_free/task_abort from task.h, or its own) and
 // its op-aware score function, and gets the shared header, finalize,
 // last_error, score_op and the 1.0 score() for cores before 1.2.
+// HVD_REDUCER_ENTRY_POINT exports the table as the plugin's entry point.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -56,3 +58,14 @@ hvd_reducer_api reducer_table(const char* name, const ReducerCalls& calls) {
 }
 
 }  // namespace hvd::reducers
+
+// Defines the plugin's entry point, hvd_reducer_get_api: the table that the
+// expression (a reducer_table call) builds on the first call, for a core of
+// this ABI major version; NULL for any other. Written once per plugin, in
+// its own namespace after its calls, so that they are named unqualified.
+#define HVD_REDUCER_ENTRY_POINT(...)                                \
+  extern "C" HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api( \
+      uint32_t core_major, uint32_t) {                              \
+    static const hvd_reducer_api table = __VA_ARGS__;               \
+    return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;  \
+  }

@@ -97,16 +97,9 @@ hvd_status abort_task(hvd_task* task, hvd_status reason, int32_t peer) {
   return HVD_OK;
 }
 
-hvd_reducer_api make_table() {
-  return reducer_table<hvd_reducer_s, score>(
-      "native", {init, post, progress, task_free, abort_task});
-}
-
 }  // namespace
-}  // namespace hvd::reducers::native
 
-extern "C" HVD_EXPORT const hvd_reducer_api* hvd_reducer_get_api(
-    uint32_t core_major, uint32_t) {
-  static const hvd_reducer_api table = hvd::reducers::native::make_table();
-  return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;
-}
+HVD_REDUCER_ENTRY_POINT(reducer_table<hvd_reducer_s, score>(
+    "native", {init, post, progress, task_free, abort_task}))
+
+}  // namespace hvd::reducers::native

@@ -263,6 +263,33 @@ hvd_adapter_api adapter_table() {
           fw_done};
 }
 
+TEST_F(Api, CudaTensorsNeedAUsableDevice) {
+  EXPECT_EQ(hvd_accepts_memory(HVD_MEM_HOST, 0), 1);
+  EXPECT_EQ(hvd_accepts_memory(HVD_MEM_DMABUF, 0), 0);
+  if (hvd_accepts_memory(HVD_MEM_CUDA, 0)) {
+    GTEST_SKIP() << "a CUDA device is present (tests/torch/test_torch_gpu.py "
+                    "runs CUDA tensors through the core)";
+  }
+  float data[4] = {};
+  int64_t shape[] = {4};
+  hvd_tensor t{};
+  t.struct_size = sizeof t;
+  t.data = data;
+  t.device = {HVD_MEM_CUDA, 0};
+  t.ndim = 1;
+  t.dtype = {HVD_DL_FLOAT, 32, 1};
+  t.shape = shape;
+  hvd_handle* h = nullptr;
+  hvd_op op = make_op(HVD_COLL_ALLREDUCE, "on_gpu", &t, 1);
+  EXPECT_EQ(hvd_enqueue(&op, &h), HVD_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(hvd_last_error())
+                .find("allreduce 'on_gpu' input 0: CUDA device 0 is not "
+                      "usable"),
+            std::string::npos)
+      << hvd_last_error();
+  EXPECT_EQ(h, nullptr);
+}
+
 TEST_F(Api, AdapterAllocatesWaitsAndIsTold) {
   FakeFramework fw;
   fw.outputs.reserve(8);

@@ -30,7 +30,7 @@ hvd_status fake_finalize(hvd_transport* t) {
 }
 
 hvd_status fake_properties(hvd_transport* t, hvd_transport_properties* p) {
-  p->mem_kinds = HVD_MEM_BIT(HVD_MEM_HOST);
+  p->mem_kinds = t->options.mem_kinds;
   p->flags = t->options.needs_mr ? HVD_TRANSPORT_NEEDS_MR : 0;
   p->tag_bits = t->options.tag_bits;
   p->max_requests = 8;

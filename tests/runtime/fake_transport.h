@@ -13,6 +13,7 @@ struct FakeOptions {
   uint32_t tag_bits = 64;
   bool needs_mr = false;
   int again_every = 0;  // every n-th isend answers HVD_AGAIN
+  uint32_t mem_kinds = HVD_MEM_BIT(HVD_MEM_HOST);  // declared in properties
 };
 
 struct FakeMessage {

@@ -1,12 +1,14 @@
 """CUDA tensors through horovod.torch: results land on the tensor's device,
 ordered after the work queued on the current stream. Skipped where torch
-sees no GPU. (The core reads host memory today: GPU tensors are staged
-through it by the binding.)"""
+sees no GPU. The binding hands CUDA tensors to the core as they are (the
+core reports through hvd_accepts_memory that it takes them, and moves them
+directly or stages them through host memory itself)."""
 
 import pytest
 import torch
 
 import horovod.torch as hvd
+from horovod.torch import _tensors
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device")
@@ -54,3 +56,13 @@ def test_allreduce_grad_cuda():
     hvd.allreduce(t, op=hvd.Sum).sum().backward()
     assert t.grad.device == t.device
     assert t.grad.tolist() == [float(SIZE)] * 4
+
+
+def test_core_takes_cuda_tensors():
+    assert _tensors.core_accepts(device())
+
+
+def test_grouped_allreduce_of_mixed_devices_is_refused():
+    with pytest.raises(Exception, match="CUDA device .* and host device 0"):
+        hvd.grouped_allreduce([torch.ones(3, device=device()),
+                               torch.ones(3)], name="mixed")

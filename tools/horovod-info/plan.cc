@@ -31,30 +31,6 @@ std::string size_text(uint64_t bytes) {
   return std::to_string(bytes) + " " + units[u];
 }
 
-// The scores of every loaded reducer for `coll` on `team`.
-std::vector<runtime::ReducerScores> scores_of(const runtime::ReducerSet& set,
-                                              hvd_collective coll,
-                                              const hvd_team* team) {
-  std::vector<runtime::ReducerScores> all;
-  for (size_t i = 0; i < set.size(); ++i) {
-    const runtime::Reducer& r = set.at(i);
-    runtime::ReducerScores scores;
-    scores.name = r.name();
-    hvd_score_range ranges[32];
-    for (hvd_score_range& range : ranges) {
-      range = hvd_score_range{};
-      range.struct_size = sizeof range;
-    }
-    size_t count = 32;
-    if (r.api().score && r.api().score(r.instance(), coll, team, HVD_MEM_HOST,
-                                       ranges, &count) == HVD_OK) {
-      scores.ranges.assign(ranges, ranges + std::min<size_t>(count, 32));
-    }
-    all.push_back(std::move(scores));
-  }
-  return all;
-}
-
 }  // namespace
 
 int32_t PlanLayout::size() const {
@@ -117,8 +93,8 @@ Plan build_plan(const Config& config, const PlanLayout& layout) {
   for (hvd_collective coll : kCollectives) {
     PlanTable table;
     table.collective = hvd_plugin::collective_name(coll);
-    std::vector<runtime::ReducerScores> scores =
-        scores_of(set, coll, team.view());
+    const std::vector<runtime::ReducerScores>& scores =
+        set.scores(coll, HVD_OP_SUM, HVD_FLOAT32, team.view(), HVD_MEM_HOST);
     std::vector<ReducerRule> rules = config.rules(coll);
     std::vector<uint64_t> edges = {0};
     for (const auto& s : scores) {

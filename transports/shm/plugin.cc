@@ -31,19 +31,13 @@ struct Impl {
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
-constexpr auto as_transport = Table::as_transport;
-constexpr auto as_conn = Table::as_conn;
-template <typename T>
-void require(T* pointer, const char* what) {
-  Table::require(pointer, what);
-}
 
 hvd_status shm_mr_reg(hvd_transport* t, void* buf, size_t bytes,
                       hvd_device device, hvd_mr** out) {
   return guarded([&] {
-    require(out, "out");
+    Table::require(out, "out");
     MemoryRegion* mr = nullptr;
-    hvd_status s = as_transport(t)->mr_reg(buf, bytes, device, &mr);
+    hvd_status s = Table::as_transport(t)->mr_reg(buf, bytes, device, &mr);
     if (s == HVD_OK) *out = reinterpret_cast<hvd_mr*>(mr);
     return s;
   });
@@ -51,41 +45,35 @@ hvd_status shm_mr_reg(hvd_transport* t, void* buf, size_t bytes,
 
 hvd_status shm_mr_dereg(hvd_transport* t, hvd_mr* mr) {
   return guarded([&] {
-    require(mr, "mr");
-    return as_transport(t)->mr_dereg(reinterpret_cast<MemoryRegion*>(mr));
+    Table::require(mr, "mr");
+    return Table::as_transport(t)->mr_dereg(
+        reinterpret_cast<MemoryRegion*>(mr));
   });
 }
 
 hvd_status shm_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
-  return guarded([&] {
-    require(req, "request");
-    Request* r = nullptr;
-    hvd_status s = as_conn(c)->isend(
-        buf, bytes, tag, reinterpret_cast<const MemoryRegion*>(mr), &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    return conn->isend(buf, bytes, tag,
+                       reinterpret_cast<const MemoryRegion*>(mr), r);
   });
 }
 
 hvd_status shm_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                      hvd_mr*, hvd_request** req) {
-  return guarded([&] {
-    require(req, "request");
-    Request* r = nullptr;
-    hvd_status s = as_conn(c)->irecv(buf, bytes, tag, &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    return conn->irecv(buf, bytes, tag, r);
   });
 }
 
 hvd_status shm_mem_alloc(hvd_transport* t, size_t bytes, hvd_device device,
                          void** ptr, hvd_mr** mr) {
   return guarded([&] {
-    require(ptr, "ptr");
-    require(mr, "mr");
+    Table::require(ptr, "ptr");
+    Table::require(mr, "mr");
     MemoryRegion* region = nullptr;
-    hvd_status s = as_transport(t)->mem_alloc(bytes, device, ptr, &region);
+    hvd_status s =
+        Table::as_transport(t)->mem_alloc(bytes, device, ptr, &region);
     if (s == HVD_OK) *mr = reinterpret_cast<hvd_mr*>(region);
     return s;
   });
@@ -93,28 +81,29 @@ hvd_status shm_mem_alloc(hvd_transport* t, size_t bytes, hvd_device device,
 
 hvd_status shm_mem_free(hvd_transport* t, void* ptr, hvd_mr* mr) {
   return guarded([&] {
-    require(mr, "mr");
-    return as_transport(t)->mem_free(ptr, reinterpret_cast<MemoryRegion*>(mr));
+    Table::require(mr, "mr");
+    return Table::as_transport(t)->mem_free(
+        ptr, reinterpret_cast<MemoryRegion*>(mr));
   });
 }
 
 hvd_status shm_mr_export(hvd_transport* t, hvd_mr* mr, void* key,
                          size_t* key_bytes) {
   return guarded([&] {
-    require(mr, "mr");
-    require(key, "key");
-    require(key_bytes, "key_bytes");
-    return as_transport(t)->mr_export(reinterpret_cast<MemoryRegion*>(mr), key,
-                                      key_bytes);
+    Table::require(mr, "mr");
+    Table::require(key, "key");
+    Table::require(key_bytes, "key_bytes");
+    return Table::as_transport(t)->mr_export(
+        reinterpret_cast<MemoryRegion*>(mr), key, key_bytes);
   });
 }
 
 hvd_status shm_mr_import(hvd_conn* c, const void* key, size_t key_bytes,
                          hvd_remote_mr** out) {
   return guarded([&] {
-    require(out, "out");
+    Table::require(out, "out");
     RemoteRegion* region = nullptr;
-    hvd_status s = as_conn(c)->import(key, key_bytes, &region);
+    hvd_status s = Table::as_conn(c)->import(key, key_bytes, &region);
     if (s == HVD_OK) *out = reinterpret_cast<hvd_remote_mr*>(region);
     return s;
   });
@@ -122,7 +111,7 @@ hvd_status shm_mr_import(hvd_conn* c, const void* key, size_t key_bytes,
 
 hvd_status shm_mr_release(hvd_conn*, hvd_remote_mr* rmr) {
   return guarded([&] {
-    require(rmr, "remote region");
+    Table::require(rmr, "remote region");
     delete reinterpret_cast<RemoteRegion*>(rmr);
     return HVD_OK;
   });
@@ -134,27 +123,19 @@ void* shm_remote_ptr(hvd_remote_mr* rmr) {
 
 hvd_status shm_iput(hvd_conn* c, const void* src, hvd_mr*, hvd_remote_mr* dst,
                     uint64_t dst_offset, size_t bytes, hvd_request** req) {
-  return guarded([&] {
-    require(dst, "remote region");
-    require(req, "request");
-    Request* r = nullptr;
-    hvd_status s = as_conn(c)->iput(src, reinterpret_cast<RemoteRegion*>(dst),
-                                    dst_offset, bytes, &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    Table::require(dst, "remote region");
+    return conn->iput(src, reinterpret_cast<RemoteRegion*>(dst), dst_offset,
+                      bytes, r);
   });
 }
 
 hvd_status shm_iget(hvd_conn* c, void* dst, hvd_mr*, hvd_remote_mr* src,
                     uint64_t src_offset, size_t bytes, hvd_request** req) {
-  return guarded([&] {
-    require(src, "remote region");
-    require(req, "request");
-    Request* r = nullptr;
-    hvd_status s = as_conn(c)->iget(dst, reinterpret_cast<RemoteRegion*>(src),
-                                    src_offset, bytes, &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    Table::require(src, "remote region");
+    return conn->iget(dst, reinterpret_cast<RemoteRegion*>(src), src_offset,
+                      bytes, r);
   });
 }
 

@@ -239,18 +239,7 @@ void Transport::poll_events() {
 
 hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
   if (!req->complete) progress();
-  if (!req->complete) {
-    *done = 0;
-    return HVD_OK;
-  }
-  *done = 1;
-  if (out != nullptr) {
-    size_t room = out->struct_size != 0 ? out->struct_size : sizeof(*out);
-    hvd_completion result = req->result;
-    result.struct_size = std::min(room, sizeof(result));
-    std::memcpy(out, &result, result.struct_size);
-  }
-  free_requests_.push_back(req);
+  *done = requests_.reap(req, out) ? 1 : 0;
   return HVD_OK;
 }
 
@@ -261,10 +250,8 @@ hvd_status Transport::wait_arm() {
   aborted();
   bool moved = progress();
   poll_events();
-  if (moved || completed_since_arm_ > 0) {
-    completed_since_arm_ = 0;
-    return HVD_AGAIN;
-  }
+  bool finished = requests_.finished_since_last_call();
+  if (moved || finished) return HVD_AGAIN;
   for (Connection* c : progressing_) c->set_sleeping(true);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (Connection* c : progressing_) {
@@ -306,15 +293,7 @@ void Transport::apply_abort(hvd_status reason, int32_t peer) {
 // ---- requests --------------------------------------------------------------
 
 Request* Transport::new_request(RequestKind kind, Connection* conn) {
-  Request* r;
-  if (free_requests_.empty()) {
-    request_storage_.push_back(std::make_unique<Request>());
-    r = request_storage_.back().get();
-  } else {
-    r = free_requests_.back();
-    free_requests_.pop_back();
-    *r = Request{};
-  }
+  Request* r = requests_.take();
   r->kind = kind;
   r->transport = this;
   r->conn = conn;
@@ -323,13 +302,8 @@ Request* Transport::new_request(RequestKind kind, Connection* conn) {
 
 void Transport::finish(Request* req, hvd_status status, int32_t peer,
                        uint64_t bytes) {
-  req->complete = true;
   req->conn = nullptr;
-  req->result.struct_size = sizeof(hvd_completion);
-  req->result.status = status;
-  req->result.peer = peer;
-  req->result.bytes = bytes;
-  ++completed_since_arm_;
+  requests_.finish(req, status, peer, bytes);
 }
 
 }  // namespace hvd_shm

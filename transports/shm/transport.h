@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/request_pool.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
 #include "memory.h"
@@ -111,9 +112,7 @@ class Transport {
   std::vector<Connection*> progressing_;  // established, not failed
   std::unordered_set<Listener*> listeners_;
 
-  std::vector<std::unique_ptr<Request>> request_storage_;
-  std::vector<Request*> free_requests_;
-  uint64_t completed_since_arm_ = 0;
+  hvd_transport_common::RequestPool<Request> requests_;
 
   std::vector<MemoryRegion*> regions_;  // all, from mem_alloc and mr_reg
   std::map<std::string, std::weak_ptr<Segment>> peer_segments_;

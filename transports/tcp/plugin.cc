@@ -30,12 +30,6 @@ struct Impl {
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
-constexpr auto as_transport = Table::as_transport;
-constexpr auto as_conn = Table::as_conn;
-template <typename T>
-void require(T* pointer, const char* what) {
-  Table::require(pointer, what);
-}
 
 // tcp needs no registration; a region only remembers its range.
 struct Registration {
@@ -46,8 +40,8 @@ struct Registration {
 hvd_status tcp_mr_reg(hvd_transport* t, void* buf, size_t bytes,
                       hvd_device device, hvd_mr** out) {
   return guarded([&] {
-    as_transport(t);
-    require(out, "out");
+    Table::as_transport(t);
+    Table::require(out, "out");
     if (device.kind != HVD_MEM_HOST) {
       fail(HVD_ERR_UNSUPPORTED, "tcp: only host memory can be sent");
     }
@@ -58,8 +52,8 @@ hvd_status tcp_mr_reg(hvd_transport* t, void* buf, size_t bytes,
 
 hvd_status tcp_mr_dereg(hvd_transport* t, hvd_mr* mr) {
   return guarded([&] {
-    as_transport(t);
-    require(mr, "mr");
+    Table::as_transport(t);
+    Table::require(mr, "mr");
     delete reinterpret_cast<Registration*>(mr);
     return HVD_OK;
   });
@@ -67,23 +61,15 @@ hvd_status tcp_mr_dereg(hvd_transport* t, hvd_mr* mr) {
 
 hvd_status tcp_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                      hvd_mr*, hvd_request** req) {
-  return guarded([&] {
-    require(req, "request");
-    Request* r = nullptr;
-    hvd_status s = as_conn(c)->isend(buf, bytes, tag, &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    return conn->isend(buf, bytes, tag, r);
   });
 }
 
 hvd_status tcp_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                      hvd_mr*, hvd_request** req) {
-  return guarded([&] {
-    require(req, "request");
-    Request* r = nullptr;
-    hvd_status s = as_conn(c)->irecv(buf, bytes, tag, &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    return conn->irecv(buf, bytes, tag, r);
   });
 }
 

@@ -205,18 +205,7 @@ bool Transport::progress() {
 
 hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
   if (!req->complete) progress();
-  if (!req->complete) {
-    *done = 0;
-    return HVD_OK;
-  }
-  *done = 1;
-  if (out != nullptr) {
-    size_t room = out->struct_size != 0 ? out->struct_size : sizeof(*out);
-    hvd_completion result = req->result;
-    result.struct_size = std::min(room, sizeof(result));
-    std::memcpy(out, &result, result.struct_size);
-  }
-  free_requests_.push_back(req);
+  *done = requests_.reap(req, out) ? 1 : 0;
   return HVD_OK;
 }
 
@@ -225,10 +214,7 @@ hvd_status Transport::wait_arm() {
   // leaves the fd readable.
   drain(abort_fd_);
   aborted();
-  if (completed_since_arm_ > 0) {
-    completed_since_arm_ = 0;
-    return HVD_AGAIN;
-  }
+  if (requests_.finished_since_last_call()) return HVD_AGAIN;
   return HVD_OK;
 }
 
@@ -255,15 +241,7 @@ void Transport::apply_abort(hvd_status reason, int32_t peer) {
 // ---- pools -----------------------------------------------------------------
 
 Request* Transport::new_request(bool send) {
-  Request* r;
-  if (free_requests_.empty()) {
-    request_storage_.push_back(std::make_unique<Request>());
-    r = request_storage_.back().get();
-  } else {
-    r = free_requests_.back();
-    free_requests_.pop_back();
-    *r = Request{};
-  }
+  Request* r = requests_.take();
   r->send = send;
   r->transport = this;
   return r;
@@ -271,40 +249,7 @@ Request* Transport::new_request(bool send) {
 
 void Transport::finish(Request* req, hvd_status status, int32_t peer,
                        uint64_t bytes) {
-  req->complete = true;
-  req->result.struct_size = sizeof(hvd_completion);
-  req->result.status = status;
-  req->result.peer = peer;
-  req->result.bytes = bytes;
-  ++completed_since_arm_;
-}
-
-TxItem* Transport::new_item() {
-  if (free_items_.empty()) {
-    item_storage_.push_back(std::make_unique<TxItem>());
-    return item_storage_.back().get();
-  }
-  TxItem* item = free_items_.back();
-  free_items_.pop_back();
-  *item = TxItem{};
-  return item;
-}
-
-void Transport::free_item(TxItem* item) { free_items_.push_back(item); }
-
-InMessage* Transport::new_message() {
-  if (free_messages_.empty()) {
-    message_storage_.push_back(std::make_unique<InMessage>());
-    return message_storage_.back().get();
-  }
-  InMessage* m = free_messages_.back();
-  free_messages_.pop_back();
-  *m = InMessage{};
-  return m;
-}
-
-void Transport::free_message(InMessage* message) {
-  free_messages_.push_back(message);
+  requests_.finish(req, status, peer, bytes);
 }
 
 }  // namespace hvd_tcp

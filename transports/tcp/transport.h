@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "addresses.h"
+#include "common/request_pool.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
 #include "options.h"
@@ -62,10 +63,10 @@ class Transport {
 
   Request* new_request(bool send);
   void finish(Request* req, hvd_status status, int32_t peer, uint64_t bytes);
-  TxItem* new_item();
-  void free_item(TxItem* item);
-  InMessage* new_message();
-  void free_message(InMessage* message);
+  TxItem* new_item() { return items_.take(); }
+  void free_item(TxItem* item) { items_.put(item); }
+  InMessage* new_message() { return messages_.take(); }
+  void free_message(InMessage* message) { messages_.put(message); }
   // Somewhere to receive bytes that are dropped.
   uint8_t* scratch() { return scratch_.get(); }
   static constexpr size_t kScratchBytes = 64u << 10;
@@ -89,13 +90,9 @@ class Transport {
   std::unordered_set<Connection*> connections_;
   std::unordered_set<Listener*> listeners_;
 
-  std::vector<std::unique_ptr<Request>> request_storage_;
-  std::vector<Request*> free_requests_;
-  std::vector<std::unique_ptr<TxItem>> item_storage_;
-  std::vector<TxItem*> free_items_;
-  std::vector<std::unique_ptr<InMessage>> message_storage_;
-  std::vector<InMessage*> free_messages_;
-  uint64_t completed_since_arm_ = 0;
+  hvd_transport_common::RequestPool<Request> requests_;
+  hvd_transport_common::Pool<TxItem> items_;
+  hvd_transport_common::Pool<InMessage> messages_;
 
   hvd_plugin::AbortLatch abort_;
 };

@@ -33,14 +33,41 @@ def check_dtype(tensor):
         raise ValueError(f"Tensor type {tensor.dtype} is not supported.")
 
 
+_accepts = {}
+
+
+def core_accepts(device):
+    """Whether the core takes tensors on torch `device` as they are (CUDA:
+    a core with hvd_accepts_memory that finds the device usable); else the
+    binding stages them through host memory itself."""
+    if device.type == "cpu":
+        return True
+    if device.type != "cuda":
+        return False
+    index = device.index if device.index is not None else \
+        torch.cuda.current_device()
+    if index not in _accepts:
+        fn = getattr(_capi.lib, "hvd_accepts_memory", None)
+        if fn is not None:
+            fn.restype = ctypes.c_int32
+            fn.argtypes = [ctypes.c_int32, ctypes.c_int32]
+        _accepts[index] = fn is not None and fn(_capi.MEM_CUDA, index) == 1
+    return _accepts[index]
+
+
 def describe(tensor, slot, keep):
-    """Fills the core descriptor `slot` for a contiguous host tensor;
-    appends to `keep` what must live until hvd_enqueue returns."""
+    """Fills the core descriptor `slot` for a contiguous tensor in host or
+    CUDA memory; appends to `keep` what must live until hvd_enqueue
+    returns."""
     code, bits = _DL[tensor.dtype]
     slot.struct_size = TENSOR_SIZE
     slot.data = tensor.data_ptr() or None
-    slot.device.kind = _capi.MEM_HOST
-    slot.device.id = 0
+    if tensor.is_cuda:
+        slot.device.kind = _capi.MEM_CUDA
+        slot.device.id = tensor.device.index
+    else:
+        slot.device.kind = _capi.MEM_HOST
+        slot.device.id = 0
     slot.ndim = tensor.dim()
     slot.dtype.code = code
     slot.dtype.bits = bits

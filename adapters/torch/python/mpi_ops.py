@@ -77,13 +77,18 @@ def _set_id(process_set):
 
 
 def _host(tensor):
-    """The contiguous host tensor the core reads: `tensor` itself when it
-    is one. GPU tensors are staged through host memory (the copy orders
-    after the work queued on the current stream)."""
+    """The contiguous tensor the core reads: `tensor` itself when it is
+    one. CUDA tensors go to the core as they are when it accepts them (after
+    the work queued on the current stream; the core copies on the device's
+    default stream and says in its log how it moves them), else they are
+    staged through host memory here."""
     _tensors.check_dtype(tensor)
     t = tensor.detach()
     if t.device.type != "cpu":
-        t = t.to("cpu")
+        if _tensors.core_accepts(t.device):
+            torch.cuda.current_stream(t.device).synchronize()
+        else:
+            t = t.to("cpu")
     if not t.is_contiguous():
         t = t.contiguous()
     return t

@@ -165,6 +165,13 @@ HVD_EXPORT int32_t hvd_is_homogeneous(void);
 HVD_EXPORT hvd_status hvd_process_set_rank(int32_t id, int32_t* rank,
                                            int32_t* size);
 
+/* 1 when hvd_enqueue takes tensors in memory of `kind` (hvd_mem_kind) on
+ * device `device_id` in this process, else 0: host device 0 always; a CUDA
+ * device when the CUDA runtime, a driver and that device are present. The
+ * core moves such tensors directly or stages them through host memory (it
+ * logs which). Needs no hvd_init. */
+HVD_EXPORT int32_t hvd_accepts_memory(int32_t kind, int32_t device_id);
+
 #ifdef __cplusplus
 }
 #endif

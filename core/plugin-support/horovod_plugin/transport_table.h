@@ -20,9 +20,10 @@
 // close_connection(), close_listener(), progress(), wait_fd(), wait_arm(),
 // abort() and Request::transport->test() are used as every transport has
 // them. Memory registration and the data calls differ between transports, so
-// the plugin writes those (with as_transport/as_conn/require) and hands them
-// to api(), with its extensions (its describe text, its collectives) where it
-// has any; the optional one-sided calls it fills in itself or leaves NULL.
+// the plugin writes those (with Table::as_transport, as_conn, require and
+// post_request) and hands them to api(), with its extensions (its describe
+// text, its collectives) where it has any; the optional one-sided calls it
+// fills in itself or leaves NULL.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +55,20 @@ class TransportTable {
   template <typename T>
   static void require(T* pointer, const char* what) {
     if (pointer == nullptr) invalid(what);
+  }
+
+  // The shape of a data call on a connection: checks `c` and `req`, runs
+  // `post(Connection*, Request**)` and hands its request out when it
+  // returns HVD_OK. Guarded: safe to return across the C ABI.
+  template <typename Post>
+  static hvd_status post_request(hvd_conn* c, hvd_request** req, Post&& post) {
+    return guarded([&] {
+      require(req, "request");
+      Request* r = nullptr;
+      hvd_status s = post(as_conn(c), &r);
+      if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
+      return s;
+    });
   }
 
   struct DataCalls {

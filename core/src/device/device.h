@@ -4,6 +4,8 @@
 // host memory for tests of ordering without a GPU.
 #pragma once
 
+#include <string>
+
 #include "horovod/host.h"
 #include "horovod_plugin/enums.h"
 
@@ -42,5 +44,14 @@ size_t copy_large_threshold();
 // on the calling thread for a NULL stream. fn must not call the device
 // layer for the same stream.
 hvd_status launch_host_func(hvd_stream stream, void (*fn)(void*), void* arg);
+
+// "" when tensors on `device` can be used here; else why not ("CUDA device
+// 0 is not usable: no CUDA device"). Host device 0 is always usable.
+std::string device_unusable(hvd_device device);
+
+// Waits for copies issued by memcpy_async on `stream` to land. A NULL stream
+// with a CUDA device waits for the device's legacy default stream, where
+// synchronous copies from pageable memory may still be in flight.
+hvd_status synchronize_copies(hvd_device device, hvd_stream stream);
 
 }  // namespace hvd

@@ -51,15 +51,19 @@ std::string describe(hvd_device device) {
   throw Error(HVD_ERR_INVALID_ARGUMENT, "device layer: " + what);
 }
 
+std::string cuda_unusable(const CudaRuntime& cuda, hvd_device device) {
+  if (device.id >= 0 && device.id < cuda.device_count()) return "";
+  std::string why =
+      cuda.device_count() == 0
+          ? cuda.unavailable_reason()
+          : std::to_string(cuda.device_count()) + " CUDA device(s) here";
+  return describe(device) + " is not usable: " + why;
+}
+
 const CudaRuntime& cuda_for(hvd_device device) {
   const CudaRuntime& cuda = CudaRuntime::get();
-  if (device.id < 0 || device.id >= cuda.device_count()) {
-    std::string why =
-        cuda.device_count() == 0
-            ? cuda.unavailable_reason()
-            : std::to_string(cuda.device_count()) + " CUDA device(s) here";
-    invalid(describe(device) + " is not usable: " + why);
-  }
+  std::string why = cuda_unusable(cuda, device);
+  if (!why.empty()) invalid(why);
   return cuda;
 }
 
@@ -401,6 +405,28 @@ hvd_status launch_host_func(hvd_stream stream, void (*fn)(void*), void* arg) {
       cuda_check(cuda, cuda.LaunchHostFunc(stream->cuda, fn, arg),
                  "cudaLaunchHostFunc");
     }
+    return HVD_OK;
+  });
+}
+
+std::string device_unusable(hvd_device device) {
+  switch (device.kind) {
+    case HVD_MEM_HOST:
+      return device.id == 0 ? "" : describe(device) + " does not exist";
+    case HVD_MEM_CUDA:
+      return cuda_unusable(CudaRuntime::get(), device);
+  }
+  return describe(device) + " is not supported";
+}
+
+hvd_status synchronize_copies(hvd_device device, hvd_stream stream) {
+  if (stream != nullptr) return stream_synchronize(nullptr, stream);
+  if (device.kind != HVD_MEM_CUDA) return HVD_OK;
+  return guard([&] {
+    const CudaRuntime& cuda = cuda_for(device);
+    CudaDeviceGuard on(cuda, device.id);
+    cuda_check(cuda, on.status(), "cudaSetDevice");
+    cuda_check(cuda, cuda.StreamSynchronize(nullptr), "cudaStreamSynchronize");
     return HVD_OK;
   });
 }

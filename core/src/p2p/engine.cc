@@ -503,17 +503,31 @@ void Engine::progress() {
   }
 }
 
+void Engine::set_oversubscribed(bool on) {
+  oversubscribed_ = on;
+  // A rank free to run on several cores yields at once: the peer it waits
+  // for may be the one waiting for this core. One pinned to a single core
+  // (mpirun binds that way) shares it with whatever else runs there, so it
+  // spins briefly first: a yield can hand the core away for a time slice.
+  cpu_set_t cpus;
+  const bool pinned =
+      sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
+  pure_spin_ =
+      pinned ? std::chrono::microseconds(2) : std::chrono::nanoseconds(0);
+}
+
 void Engine::note_activity() {
   last_activity_ = std::chrono::steady_clock::now();
 }
 
 void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
+  // The spin is timed from the last activity, not from the first wait():
+  // a rank that was descheduled in between then sleeps at once, which
+  // keeps its claim on the scheduler (spinning on through a shared core's
+  // time slices made two ranks beside two busy processes take ms per op).
   auto now = std::chrono::steady_clock::now();
-  if (now - last_activity_ < spin_) {  // still spinning
-    // Past a short pure spin, an oversubscribed host's core is given away
-    // between polls: the peer being waited for may need it.
-    constexpr auto kPureSpin = std::chrono::microseconds(2);
-    if (oversubscribed_ && now - last_activity_ > kPureSpin) sched_yield();
+  if (now - last_activity_ < spin_) {
+    if (oversubscribed_ && now - last_activity_ >= pure_spin_) sched_yield();
     return;
   }
   constexpr auto kNap = std::chrono::microseconds(100);

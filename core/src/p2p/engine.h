@@ -127,14 +127,16 @@ class Engine {
   // Drives manual-progress transports.
   void progress();
 
-  // Waiting: spin for `spin` after the last activity (a message posted or
-  // completed, or note_activity()), then sleep on the transports' wait fds
+  // Waiting: each wait() is one poll of a spin that lasts `spin` from the
+  // last activity (a message posted or completed, or note_activity());
+  // past it, wait() sleeps on the transports' wait fds
   // (armed first) and `extra_fd` for at most `max_sleep`. A transport without
   // a wait fd limits the sleep to a short nap.
   void set_spin_time(std::chrono::nanoseconds spin) { spin_ = spin; }
   // More ranks on this host than cores for this process: a waiting rank
-  // then yields its core between polls, as the peer it waits for may need it.
-  void set_oversubscribed(bool on) { oversubscribed_ = on; }
+  // then yields its core at every poll of the spin (after a short pure spin
+  // where it is pinned to one core), as the peer it waits for may need it.
+  void set_oversubscribed(bool on);
   void note_activity();
   void wait(std::chrono::nanoseconds max_sleep, int extra_fd);
 
@@ -175,6 +177,7 @@ class Engine {
   std::string last_error_;
   std::chrono::nanoseconds spin_{std::chrono::microseconds(50)};
   bool oversubscribed_ = false;
+  std::chrono::nanoseconds pure_spin_{0};  // before the first yield
   std::chrono::steady_clock::time_point last_activity_;
 };
 

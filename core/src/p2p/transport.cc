@@ -24,10 +24,14 @@ Transport::Transport(std::string scope, std::string describe,
     api_->finalize(instance_);
     throw Error(s, message);
   }
-  if (!(props_.mem_kinds & HVD_MEM_BIT(HVD_MEM_HOST))) {
+  // A [transport] gpu transport carries device memory; every other scope
+  // carries host memory (the fusion buffers, staged device tensors).
+  const bool gpu = scope_ == "gpu";
+  if (!(props_.mem_kinds & HVD_MEM_BIT(gpu ? HVD_MEM_CUDA : HVD_MEM_HOST))) {
     api_->finalize(instance_);
     throw Error(HVD_ERR_UNSUPPORTED,
-                describe_ + ": cannot send from host memory");
+                describe_ + (gpu ? ": cannot send from CUDA memory"
+                                 : ": cannot send from host memory"));
   }
   if (props_.handle_bytes > HVD_TRANSPORT_HANDLE_MAX) {
     api_->finalize(instance_);

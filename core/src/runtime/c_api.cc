@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "device/device.h"
 #include "horovod/horovod.h"
 #include "runtime/handle.h"
 #include "runtime/runtime.h"
@@ -299,6 +300,12 @@ HVD_EXPORT hvd_status hvd_stop_timeline(void) {
     require()->stop_timeline();
     return HVD_OK;
   });
+}
+
+HVD_EXPORT int32_t hvd_accepts_memory(int32_t kind, int32_t device_id) {
+  if (kind != HVD_MEM_HOST && kind != HVD_MEM_CUDA) return 0;
+  const hvd_device device{static_cast<hvd_mem_kind>(kind), device_id};
+  return hvd::device_unusable(device).empty() ? 1 : 0;
 }
 
 }  // extern "C"

@@ -10,6 +10,7 @@
 #include "device/device.h"
 #include "runtime/agreement.h"
 #include "runtime/fusion.h"
+#include "runtime/memory_route.h"
 #include "timeline/phases.h"
 
 namespace hvd::runtime {
@@ -205,6 +206,31 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   bool direct = r.entries.size() == 1 && r.entries[0].shapes.size() == 1 &&
                 slot.ops[0] != nullptr && slot.op_errors[0].empty() &&
                 !engine_.needs_registration();
+  slot.staged = false;
+  slot.device = {HVD_MEM_HOST, 0};
+  slot.stream = nullptr;
+  if (r.mem_kind != HVD_MEM_HOST) {
+    slot.device = {r.mem_kind, r.device_id};
+    for (PendingOp* op : slot.ops) {
+      if (op && op->stream) {
+        slot.stream = op->stream;
+        break;
+      }
+    }
+    // The fusion buffer is host memory, and so are outputs the core
+    // allocated: device tensors that do not run in place are staged.
+    slot.staged = stage_device_memory(slot) || !direct;
+    for (size_t e = 0; e < slot.ops.size() && !slot.staged; ++e) {
+      if (!slot.ops[e]) continue;
+      for (const TensorView& out : slot.ops[e]->outputs) {
+        if (out.device.kind != r.mem_kind) slot.staged = true;
+      }
+    }
+    if (slot.staged) {
+      slot.args.device = {HVD_MEM_HOST, 0};
+      direct = false;
+    }
+  }
   slot.direct = direct;
   switch (r.collective) {
     case HVD_COLL_ALLREDUCE:
@@ -228,8 +254,8 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   if (slot.move_data) {
     uint64_t bytes = response_bytes(r, set->size());
     reducers_.candidates(r.collective, r.op, r.dtype,
-                         set->planning_team->view(), r.mem_kind, bytes,
-                         r.reducer, slot.candidates);
+                         set->planning_team->view(), slot.args.device.kind,
+                         bytes, r.reducer, slot.candidates);
   }
   slot.rows.clear();
   if (traced()) {
@@ -316,7 +342,7 @@ void Executor::allocate_outputs(Slot& slot) {
         }
         out.memory = {static_cast<uint8_t*>(p), free};
         out.view.data = out.memory.get();
-        out.view.device = like.device;
+        out.view.device = {HVD_MEM_HOST, 0};
         out.view.dtype = like.dtype;
         out.view.shape = shape;
         out.view.elements = element_count(shape);
@@ -566,7 +592,12 @@ bool Executor::copy(Slot& slot, std::vector<CopyJob>& jobs) {
     if (n > 0) {
       if (j.src) {
         if (j.dst + slot.job_offset != j.src + slot.job_offset) {
-          copy_large(j.dst + slot.job_offset, j.src + slot.job_offset, n);
+          if (slot.device.kind != HVD_MEM_HOST) {
+            device_copy(slot, j.dst + slot.job_offset, j.src + slot.job_offset,
+                        n);
+          } else {
+            copy_large(j.dst + slot.job_offset, j.src + slot.job_offset, n);
+          }
         }
       } else {
         std::memset(j.dst + slot.job_offset, 0, n);
@@ -580,6 +611,52 @@ bool Executor::copy(Slot& slot, std::vector<CopyJob>& jobs) {
     }
   }
   return slot.job == jobs.size();
+}
+
+bool Executor::stage_device_memory(const Slot& slot) {
+  const hvd_mem_kind kind = slot.device.kind;
+  auto key = std::make_pair(slot.set->id, kind);
+  auto known = staged_routes_.find(key);
+  if (known != staged_routes_.end()) return known->second;
+  std::vector<TransportMemory> transports;
+  for (const auto& t : engine_.transports()) {
+    transports.push_back({t->name(), t->properties().mem_kinds});
+  }
+  GpuTransport gpu;
+  gpu.configured = gpu_transports_;
+  gpu.not_loaded_reason = device_unusable(slot.device);
+  if (gpu.not_loaded_reason.empty()) {
+    gpu.not_loaded_reason =
+        "the core opens [transport] intra and inter transports only";
+  }
+  const RouteDecision decision = choose_memory_route(kind, transports, gpu);
+  HVD_LOG(INFO) << "process set " << slot.set->id << ": " << decision.reason;
+  const bool staged = decision.route == MemoryRoute::kStage;
+  staged_routes_.emplace(key, staged);
+  return staged;
+}
+
+void Executor::device_copy(Slot& slot, uint8_t* dst, const uint8_t* src,
+                           uint64_t bytes) {
+  // Both sides named by the response's device: the device layer copies
+  // with the runtime's unified addressing, whichever side is host memory.
+  const hvd_device_api* dev = device_api();
+  hvd_status s = dev->memcpy_async(dev->ctx, dst, slot.device, src, slot.device,
+                                   bytes, slot.stream);
+  if (s != HVD_OK) {
+    throw Error(
+        s, describe(slot) + ": staging copy of " + std::to_string(bytes) +
+               " bytes on " + memory_kind_name(slot.device.kind) + " device " +
+               std::to_string(slot.device.id) + " failed: " + last_error());
+  }
+}
+
+void Executor::finish_device_copies(Slot& slot) {
+  hvd_status s = synchronize_copies(slot.device, slot.stream);
+  if (s != HVD_OK) {
+    throw Error(s, describe(slot) +
+                       ": waiting for staging copies failed: " + last_error());
+  }
 }
 
 void Executor::post(Slot& slot) {
@@ -636,6 +713,7 @@ bool Executor::advance(Slot& slot) {
   if (slot.stage == Stage::kCopyIn) {
     moved = slot.job < slot.copy_in.size();
     if (!copy(slot, slot.copy_in)) return true;
+    if (slot.device.kind != HVD_MEM_HOST) finish_device_copies(slot);
     slot.job = 0;
     slot.job_offset = 0;
     if (!slot.direct && !slot.copy_in.empty()) mark(slot, nullptr);
@@ -672,6 +750,7 @@ bool Executor::advance(Slot& slot) {
       mark(slot, timeline::kMemcpyOut);
     }
     if (!copy(slot, slot.copy_out)) return true;
+    if (slot.device.kind != HVD_MEM_HOST) finish_device_copies(slot);
     finish(slot);
     moved = true;
   }

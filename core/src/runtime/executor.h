@@ -6,6 +6,9 @@
 // order, falling through on HVD_ERR_UNSUPPORTED), drives it, copies the
 // results out and completes the ops. A response of one tensor runs straight
 // in the caller's buffers when no transport needs registered memory.
+// Device (CUDA) tensors run in place when the transports move that memory
+// kind (memory_route.h); otherwise they are copied through the host fusion
+// buffer with the device layer, and the host collective runs on it.
 //
 // Errors, barriers and joins need no data and complete when reached.
 // Everything runs on the background thread; a failure of the data path is
@@ -16,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +49,11 @@ class Executor {
   void fail_all(hvd_status status, const std::string& message);
   // Marks the data path's phases on `timeline` (nullptr: none).
   void set_timeline(timeline::Timeline* timeline) { timeline_ = timeline; }
+  // The transports configured for device memory ([transport] gpu), named in
+  // the log when device tensors are staged through host memory.
+  void set_gpu_transports(std::vector<std::string> names) {
+    gpu_transports_ = std::move(names);
+  }
 
  private:
   struct CopyJob {
@@ -67,6 +76,11 @@ class Executor {
     Stage stage = Stage::kCopyIn;
     bool move_data = true;  // false when nothing is to be sent
     bool direct = false;    // in the caller's buffers, not the fusion buffer
+    // Where the response's tensors are; device memory is copied on
+    // `stream` (through the host fusion buffer when staged).
+    bool staged = false;
+    hvd_device device{HVD_MEM_HOST, 0};
+    hvd_stream stream = nullptr;
     hvd_coll_args args{};
     std::vector<size_t> counts, displs, send_counts, send_displs;
     hvd_p2p_s p2p;
@@ -87,6 +101,12 @@ class Executor {
   void start(Slot& slot, ProcessSet* set, Response response);
   bool advance(Slot& slot);
   bool copy(Slot& slot, std::vector<CopyJob>& jobs);
+  // Whether the device memory of the slot's response goes through host
+  // memory (decided once per process set and kind, and logged then).
+  bool stage_device_memory(const Slot& slot);
+  void device_copy(Slot& slot, uint8_t* dst, const uint8_t* src,
+                   uint64_t bytes);
+  void finish_device_copies(Slot& slot);
   void post(Slot& slot);
   void finish(Slot& slot);
   void allocate_outputs(Slot& slot);
@@ -106,6 +126,8 @@ class Executor {
   std::deque<std::pair<ProcessSet*, Response>> queue_;
   std::array<Slot, 2> slots_;
   timeline::Timeline* timeline_ = nullptr;
+  std::vector<std::string> gpu_transports_;
+  std::map<std::pair<int32_t, hvd_mem_kind>, bool> staged_routes_;
 };
 
 }  // namespace hvd::runtime

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "device/device.h"
 #include "runtime/agreement.h"
+#include "runtime/memory_route.h"
 
 namespace hvd::runtime {
 
@@ -200,7 +201,23 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
   }
   p.done = op.done;
   p.user = op.user;
+  if (!p.inputs.empty()) {
+    const hvd_device first = p.inputs[0].device;
+    auto differs = [&](const TensorView& v) {
+      return v.device.kind != first.kind || v.device.id != first.id;
+    };
+    bool mixed = false;
+    for (const TensorView& v : p.inputs) mixed = mixed || differs(v);
+    for (const TensorView& v : p.outputs) mixed = mixed || differs(v);
+    if (mixed) {
+      std::vector<hvd_device> devices;
+      for (const TensorView& v : p.inputs) devices.push_back(v.device);
+      for (const TensorView& v : p.outputs) devices.push_back(v.device);
+      uniform_device(devices, what);  // throws, naming both devices
+    }
+  }
   p.ready_event = op.ready_event;
+  p.stream = op.stream;
   return p;
 }
 

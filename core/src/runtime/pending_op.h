@@ -27,6 +27,7 @@ struct PendingOp {
   hvd_adapter_s* adapter = nullptr;
   void* adapter_op = nullptr;
   hvd_event ready_event = nullptr;
+  hvd_stream stream = nullptr;  // where device memory is copied (staging)
   // Ready, and offered to negotiation by its response cache bit each cycle
   // until a cached response runs it (or the cache no longer has it).
   bool awaiting_cache = false;

@@ -78,6 +78,13 @@ class ReducerSet {
     candidates(collective, HVD_OP_SUM, HVD_FLOAT32, team, mem, bytes, "", out);
     return out;
   }
+  // Every loaded reducer's scores (in load order, as indexed by at()) for
+  // `collective` of `dtype` reduced with `op` on `team`: asked of the
+  // plugins once per key above and kept as long as the set.
+  const std::vector<ReducerScores>& scores(hvd_collective collective,
+                                           hvd_reduce_op op, hvd_dtype dtype,
+                                           const hvd_team* team,
+                                           hvd_mem_kind mem);
   // The names of the reducers that run `collective` of `dtype` reduced
   // with `op` on `team` at some size.
   std::vector<std::string> running(hvd_collective collective, hvd_reduce_op op,
@@ -87,10 +94,6 @@ class ReducerSet {
  private:
   void check_rules(const Config& config);
   void read_hierarchical(const Config& config);
-  const std::vector<ReducerScores>& scores(hvd_collective collective,
-                                           hvd_reduce_op op, hvd_dtype dtype,
-                                           const hvd_team* team,
-                                           hvd_mem_kind mem);
 
   std::vector<std::unique_ptr<Reducer>> reducers_;
   std::map<hvd_collective, std::vector<ReducerRule>> rules_;

@@ -162,6 +162,7 @@ void Runtime::start(const hvd_init_options* options) {
         complete(op, s, m);
       });
   executor_->set_timeline(&timeline_);
+  executor_->set_gpu_transports(config_.get_strings("transport.gpu"));
   thread_ = std::thread([this] { loop(); });
   HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_
                 << ", bootstrap " << bootstrap_->backend() << ", reducers "

@@ -120,9 +120,13 @@ TensorView view_tensor(const hvd_tensor& t, const std::string& what) {
     }
   }
   if (t.device.kind != HVD_MEM_HOST) {
-    throw Error(HVD_ERR_UNSUPPORTED,
-                what + ": memory kind " + std::to_string(t.device.kind) +
-                    " is not supported yet (host memory only)");
+    if (t.device.kind != HVD_MEM_CUDA) {
+      throw Error(HVD_ERR_UNSUPPORTED,
+                  what + ": memory kind " + std::to_string(t.device.kind) +
+                      " is not supported (host and CUDA memory only)");
+    }
+    std::string why = device_unusable(t.device);
+    if (!why.empty()) throw Error(HVD_ERR_UNSUPPORTED, what + ": " + why);
   }
   v.device = t.device;
   if (elements > 0 && !t.data) throw invalid("null data with elements");

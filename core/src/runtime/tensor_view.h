@@ -28,7 +28,9 @@ hvd_dl_dtype dl_from_dtype(hvd_dtype dtype);
 // for an unknown dtype, a negative dimension, an element count whose bytes
 // overflow 64 bits, a null data pointer with elements, or strides that are
 // not compact row-major (dimensions of extent 1 may have any stride);
-// HVD_ERR_UNSUPPORTED for memory other than host memory.
+// HVD_ERR_UNSUPPORTED for memory other than host and CUDA memory, and for
+// CUDA memory on a device that is not usable here (no runtime, no driver,
+// no such device: the message says which).
 TensorView view_tensor(const hvd_tensor& tensor, const std::string& what);
 
 // A descriptor of `view` (data, dtype, shape pointing into `view`).
