@@ -32,18 +32,12 @@ struct Impl {
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
-constexpr auto as_transport = Table::as_transport;
-constexpr auto as_conn = Table::as_conn;
-template <typename T>
-void require(T* pointer, const char* what) {
-  Table::require(pointer, what);
-}
 
 hvd_status ofi_mr_reg(hvd_transport* t, void* buf, size_t bytes,
                       hvd_device device, hvd_mr** out) {
   return guarded([&] {
-    Transport* transport = as_transport(t);
-    require(out, "out");
+    Transport* transport = Table::as_transport(t);
+    Table::require(out, "out");
     *out = reinterpret_cast<hvd_mr*>(transport->mr_reg(buf, bytes, device));
     return HVD_OK;
   });
@@ -51,8 +45,8 @@ hvd_status ofi_mr_reg(hvd_transport* t, void* buf, size_t bytes,
 
 hvd_status ofi_mr_dereg(hvd_transport* t, hvd_mr* mr) {
   return guarded([&] {
-    Transport* transport = as_transport(t);
-    require(mr, "mr");
+    Transport* transport = Table::as_transport(t);
+    Table::require(mr, "mr");
     transport->mr_dereg(reinterpret_cast<Registration*>(mr));
     return HVD_OK;
   });
@@ -61,9 +55,9 @@ hvd_status ofi_mr_dereg(hvd_transport* t, hvd_mr* mr) {
 hvd_status ofi_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
   return guarded([&] {
-    require(req, "request");
+    Table::require(req, "request");
     Request* r = nullptr;
-    Connection* conn = as_conn(c);
+    Connection* conn = Table::as_conn(c);
     hvd_status s = conn->transport->isend(
         conn, buf, bytes, tag, reinterpret_cast<Registration*>(mr), &r);
     if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
@@ -74,9 +68,9 @@ hvd_status ofi_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
 hvd_status ofi_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
   return guarded([&] {
-    require(req, "request");
+    Table::require(req, "request");
     Request* r = nullptr;
-    Connection* conn = as_conn(c);
+    Connection* conn = Table::as_conn(c);
     hvd_status s = conn->transport->irecv(
         conn, buf, bytes, tag, reinterpret_cast<Registration*>(mr), &r);
     if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);

@@ -32,12 +32,6 @@ struct Impl {
 };
 
 using Table = hvd_plugin::TransportTable<Impl>;
-constexpr auto as_transport = Table::as_transport;
-constexpr auto as_conn = Table::as_conn;
-template <typename T>
-void require(T* pointer, const char* what) {
-  Table::require(pointer, what);
-}
 
 // A ucp_mem_map registration (none for an empty range).
 struct Registration {
@@ -52,14 +46,14 @@ ucp_mem_h memh_of(hvd_mr* mr) {
 hvd_status ucx_mr_reg(hvd_transport* t, void* buf, size_t bytes,
                       hvd_device device, hvd_mr** out) {
   return guarded([&] {
-    Transport* transport = as_transport(t);
-    require(out, "out");
+    Transport* transport = Table::as_transport(t);
+    Table::require(out, "out");
     if (device.kind != HVD_MEM_HOST) {
       fail(HVD_ERR_UNSUPPORTED, "ucx: only host memory can be registered");
     }
     ucp_mem_h memh = nullptr;
     if (bytes > 0) {
-      require(buf, "buffer");
+      Table::require(buf, "buffer");
       ucp_mem_map_params_t p{};
       p.field_mask =
           UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
@@ -75,8 +69,8 @@ hvd_status ucx_mr_reg(hvd_transport* t, void* buf, size_t bytes,
 
 hvd_status ucx_mr_dereg(hvd_transport* t, hvd_mr* mr) {
   return guarded([&] {
-    Transport* transport = as_transport(t);
-    require(mr, "mr");
+    Transport* transport = Table::as_transport(t);
+    Table::require(mr, "mr");
     auto* reg = reinterpret_cast<Registration*>(mr);
     ucs_status_t st = UCS_OK;
     if (reg->memh != nullptr)
@@ -90,8 +84,8 @@ hvd_status ucx_mr_dereg(hvd_transport* t, hvd_mr* mr) {
 hvd_status ucx_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
   return guarded([&] {
-    require(req, "request");
-    Connection* conn = as_conn(c);
+    Table::require(req, "request");
+    Connection* conn = Table::as_conn(c);
     if (hvd_status a = conn->transport().aborted(); a != HVD_OK) {
       return hvd_plugin::refuse(a, "ucx: isend after abort");
     }
@@ -105,8 +99,8 @@ hvd_status ucx_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
 hvd_status ucx_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
   return guarded([&] {
-    require(req, "request");
-    Connection* conn = as_conn(c);
+    Table::require(req, "request");
+    Connection* conn = Table::as_conn(c);
     if (hvd_status a = conn->transport().aborted(); a != HVD_OK) {
       return hvd_plugin::refuse(a, "ucx: irecv after abort");
     }
