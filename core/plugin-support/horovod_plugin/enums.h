@@ -52,4 +52,11 @@ inline const char* op_name(hvd_reduce_op op) {
   return op >= 0 && op < HVD_OP_COUNT ? names[op] : "unknown op";
 }
 
+inline const char* mem_kind_name(hvd_mem_kind kind) {
+  static const char* const names[HVD_MEM_KIND_COUNT] = {"host", "CUDA",
+                                                        "dmabuf"};
+  return kind >= 0 && kind < HVD_MEM_KIND_COUNT ? names[kind]
+                                                : "unknown memory";
+}
+
 }  // namespace hvd_plugin

@@ -10,6 +10,7 @@
 #include "device/cuda_runtime.h"
 #include "device/device.h"
 #include "device/host_stream.h"
+#include "horovod_plugin/enums.h"
 
 struct hvd_stream_s {
   hvd_device device;
@@ -26,20 +27,8 @@ struct hvd_event_s {
 namespace hvd {
 namespace {
 
-const char* kind_name(hvd_mem_kind kind) {
-  switch (kind) {
-    case HVD_MEM_HOST:
-      return "host";
-    case HVD_MEM_CUDA:
-      return "CUDA";
-    case HVD_MEM_DMABUF:
-      return "dmabuf";
-  }
-  return "unknown";
-}
-
 std::string describe(hvd_device device) {
-  return std::string(kind_name(device.kind)) + " device " +
+  return std::string(hvd_plugin::mem_kind_name(device.kind)) + " device " +
          std::to_string(device.id);
 }
 

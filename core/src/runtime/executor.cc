@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "device/device.h"
+#include "horovod_plugin/enums.h"
 #include "runtime/agreement.h"
 #include "runtime/fusion.h"
 #include "runtime/memory_route.h"
@@ -644,10 +645,11 @@ void Executor::device_copy(Slot& slot, uint8_t* dst, const uint8_t* src,
   hvd_status s = dev->memcpy_async(dev->ctx, dst, slot.device, src, slot.device,
                                    bytes, slot.stream);
   if (s != HVD_OK) {
-    throw Error(
-        s, describe(slot) + ": staging copy of " + std::to_string(bytes) +
-               " bytes on " + memory_kind_name(slot.device.kind) + " device " +
-               std::to_string(slot.device.id) + " failed: " + last_error());
+    throw Error(s, describe(slot) + ": staging copy of " +
+                       std::to_string(bytes) + " bytes on " +
+                       hvd_plugin::mem_kind_name(slot.device.kind) +
+                       " device " + std::to_string(slot.device.id) +
+                       " failed: " + last_error());
   }
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/memory_route.h"
 
 #include "common/error.h"
+#include "horovod_plugin/enums.h"
 
 namespace hvd::runtime {
 namespace {
@@ -14,30 +15,18 @@ std::string quoted_list(const std::vector<std::string>& names) {
 }
 
 std::string device_text(hvd_device d) {
-  return std::string(memory_kind_name(d.kind)) + " device " +
+  return std::string(hvd_plugin::mem_kind_name(d.kind)) + " device " +
          std::to_string(d.id);
 }
 
 }  // namespace
-
-const char* memory_kind_name(hvd_mem_kind kind) {
-  switch (kind) {
-    case HVD_MEM_HOST:
-      return "host";
-    case HVD_MEM_CUDA:
-      return "CUDA";
-    case HVD_MEM_DMABUF:
-      return "dmabuf";
-  }
-  return "unknown";
-}
 
 RouteDecision choose_memory_route(
     hvd_mem_kind kind, const std::vector<TransportMemory>& transports,
     const GpuTransport& gpu) {
   RouteDecision d;
   if (kind == HVD_MEM_HOST) return d;
-  const std::string kinds = memory_kind_name(kind);
+  const std::string kinds = hvd_plugin::mem_kind_name(kind);
   const uint32_t bit = HVD_MEM_BIT(kind);
   if (!gpu.loaded.empty() && (gpu.loaded_mem_kinds & bit)) {
     d.route = MemoryRoute::kDirect;

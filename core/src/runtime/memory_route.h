@@ -42,9 +42,6 @@ struct RouteDecision {
   std::string reason;
 };
 
-// "host", "CUDA", "dmabuf".
-const char* memory_kind_name(hvd_mem_kind kind);
-
 // The route for tensors of `kind` over `transports` (those serving the
 // process set's peers; empty for a set of one rank).
 RouteDecision choose_memory_route(
