@@ -15,6 +15,7 @@ using hvd_plugin::guarded;
 
 struct hvd_reducer_s {
   const hvd_host* host = nullptr;
+  hvd::reducers::native::TaskPool tasks;
 };
 
 namespace hvd::reducers::native {
@@ -73,7 +74,7 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
     if (r == nullptr || out == nullptr) {
       fail(HVD_ERR_INVALID_ARGUMENT, "native post: reducer or out is NULL");
     }
-    *out = start_task(r->host, args, api, p2p);
+    *out = start_task(r->host, r->tasks, args, api, p2p);
     return HVD_OK;
   });
 }

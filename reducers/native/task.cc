@@ -28,10 +28,49 @@ bool contiguous(const hvd_coll_args& a, int32_t size) {
   return true;
 }
 
+// Gives the task back to its pool unless released (a post that failed).
+struct Claim {
+  hvd_task_s* task;
+  ~Claim() {
+    if (task) task->pool->give(task);
+  }
+  hvd_task_s* operator->() const { return task; }
+  hvd_task_s* release() {
+    hvd_task_s* t = task;
+    task = nullptr;
+    return t;
+  }
+};
+
 }  // namespace
 
-hvd_task* start_task(const hvd_host* host, const hvd_coll_args* args,
-                     const hvd_p2p_api* api, hvd_p2p* p2p) {
+hvd_task_s* TaskPool::take() {
+  if (free_.empty()) {
+    all_.push_back(std::make_unique<hvd_task_s>());
+    all_.back()->pool = this;
+    return all_.back().get();
+  }
+  hvd_task_s* t = free_.back();
+  free_.pop_back();
+  t->host = nullptr;
+  t->api = nullptr;
+  t->p2p = nullptr;
+  t->args = nullptr;
+  t->native = nullptr;
+  t->comm = nullptr;
+  t->op = HVD_OP_SUM;
+  t->request = nullptr;
+  t->scratch = nullptr;
+  t->result_count = 0;
+  t->abort_claimed.store(false, std::memory_order_relaxed);
+  t->abort_reason.store(HVD_OK, std::memory_order_relaxed);
+  t->abort_peer.store(-1, std::memory_order_relaxed);
+  return t;
+}
+
+hvd_task* start_task(const hvd_host* host, TaskPool& pool,
+                     const hvd_coll_args* args, const hvd_p2p_api* api,
+                     hvd_p2p* p2p) {
   if (args == nullptr || api == nullptr || p2p == nullptr) {
     fail(HVD_ERR_INVALID_ARGUMENT, "native post: NULL argument");
   }
@@ -41,7 +80,7 @@ hvd_task* start_task(const hvd_host* host, const hvd_coll_args* args,
   }
   const hvd_coll_args& a = *args;
   const hvd_team* team = api->team(p2p);
-  auto task = std::make_unique<hvd_task_s>();
+  Claim task{pool.take()};
   task->host = host;
   task->api = api;
   task->p2p = p2p;
@@ -189,8 +228,9 @@ void free_task(hvd_task* task) {
   if (task->scratch) {
     const hvd_device_api* dev = task->host->device;
     dev->mem_free(dev->ctx, task->args->device, task->scratch);
+    task->scratch = nullptr;
   }
-  delete task;
+  task->pool->give(task);
 }
 
 }  // namespace hvd::reducers::native

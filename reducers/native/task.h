@@ -5,10 +5,17 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "horovod/reducer.h"
 
+namespace hvd::reducers::native {
+class TaskPool;
+}
+
 struct hvd_task_s {
+  hvd::reducers::native::TaskPool* pool = nullptr;  // where it returns
   const hvd_host* host = nullptr;
   const hvd_p2p_api* api = nullptr;
   hvd_p2p* p2p = nullptr;
@@ -26,11 +33,24 @@ struct hvd_task_s {
 
 namespace hvd::reducers::native {
 
+// Finished tasks, kept for the next post so a stream of collectives
+// allocates nothing. The core's thread alone posts and frees tasks.
+class TaskPool {
+ public:
+  hvd_task_s* take();
+  void give(hvd_task_s* task) { free_.push_back(task); }
+
+ private:
+  std::vector<std::unique_ptr<hvd_task_s>> all_;
+  std::vector<hvd_task_s*> free_;
+};
+
 // Posts the collective; throws a Failure (HVD_ERR_UNSUPPORTED when the
 // team's transport has no native collective for it, before anything was
 // written).
-hvd_task* start_task(const hvd_host* host, const hvd_coll_args* args,
-                     const hvd_p2p_api* api, hvd_p2p* p2p);
+hvd_task* start_task(const hvd_host* host, TaskPool& pool,
+                     const hvd_coll_args* args, const hvd_p2p_api* api,
+                     hvd_p2p* p2p);
 hvd_status progress_task(hvd_task* task, hvd_completion* out);
 void free_task(hvd_task* task);
 

@@ -93,12 +93,15 @@ class Output(unittest.TestCase):
                                    delta=1e-5 * algbw)
         return rows
 
+    # The default [reducer] load: on one host, native runs shm's collectives.
+    PLANNER_CHOICES = ("native", "ring", "tree", "halving-doubling")
+
     def test_every_collective_at_the_collective_layer(self):
         for collective in COLLECTIVES:
             with self.subTest(collective=collective):
                 rows = self.check_csv(collective, "collective")
                 for r in rows:
-                    self.assertIn(r[6], ("ring", "tree", "halving-doubling"))
+                    self.assertIn(r[6], self.PLANNER_CHOICES)
 
     def test_every_collective_at_the_runtime_layer(self):
         for collective in COLLECTIVES:

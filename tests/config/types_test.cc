@@ -22,9 +22,9 @@ TEST(ConfigTypes, DefaultsWithoutAFile) {
   EXPECT_EQ(config.get_string("bootstrap.backend"), "auto");
   EXPECT_EQ(config.get_strings("transport.intra"),
             std::vector<std::string>{"shm"});
-  EXPECT_EQ(
-      config.get_strings("reducer.load"),
-      (std::vector<std::string>{"ring", "tree", "halving-doubling", "adasum"}));
+  EXPECT_EQ(config.get_strings("reducer.load"),
+            (std::vector<std::string>{"ring", "tree", "halving-doubling",
+                                      "adasum", "native"}));
   EXPECT_TRUE(config.get_strings("plugins.search_path").empty());
   EXPECT_EQ(config.source("runtime.fusion_threshold"), "default");
 }
@@ -98,7 +98,8 @@ TEST(ConfigTypes, EntriesShowValueAndSource) {
     }
     if (e.key == "reducer.load") {
       EXPECT_EQ(e.value,
-                "[\"ring\", \"tree\", \"halving-doubling\", \"adasum\"]");
+                "[\"ring\", \"tree\", \"halving-doubling\", \"adasum\", "
+                "\"native\"]");
     }
   }
   EXPECT_TRUE(seen);

@@ -107,5 +107,46 @@ TEST(Fusion, ATensorOverTheThresholdGoesAlone) {
                                              {"small", "small2"}, {"huge"}}));
 }
 
+// The cache-bit path fuses cached responses in place, as fuse() fuses
+// copies of them, and keeps each response's bits.
+TEST(Fusion, CachedResponsesFuseInPlaceAsCopiesWould) {
+  std::vector<Response> cache;
+  cache.push_back(data("a", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 25));
+  cache.push_back(data("g", HVD_COLL_ALLGATHER, HVD_FLOAT32, 4));
+  cache.push_back(data("b", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 25));
+  cache.push_back(data("c", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 25));
+  cache.push_back(data("ada", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 1));
+  cache.back().op = HVD_OP_ADASUM;
+  cache.push_back(data("ada2", HVD_COLL_ALLREDUCE, HVD_FLOAT32, 1));
+  cache.back().op = HVD_OP_ADASUM;
+  auto at = [&](uint32_t bit) -> const Response& { return cache[bit]; };
+  const std::vector<uint32_t> bits = {0, 1, 2, 3, 4, 5};
+  for (uint64_t threshold : {0ull, 250ull, 1ull << 20}) {
+    std::vector<Response> in_place;
+    in_place.push_back(data("before", HVD_COLL_BROADCAST, HVD_INT8, 1));
+    fuse_cached(bits, at, threshold, 2, in_place);
+    in_place.erase(in_place.begin());
+    std::vector<Response> copies;
+    for (uint32_t bit : bits) {
+      copies.push_back(cache[bit]);
+      copies.back().cache_bits = {bit};
+    }
+    std::vector<Response> fused = fuse(copies, threshold, 2);
+    EXPECT_EQ(layout(in_place), layout(fused)) << "threshold " << threshold;
+    ASSERT_EQ(in_place.size(), fused.size());
+    for (size_t i = 0; i < fused.size(); ++i) {
+      EXPECT_EQ(in_place[i].cache_bits, fused[i].cache_bits);
+      EXPECT_EQ(in_place[i].collective, fused[i].collective);
+      EXPECT_EQ(in_place[i].op, fused[i].op);
+      EXPECT_EQ(in_place[i].entries[0].shapes, fused[i].entries[0].shapes);
+    }
+  }
+  std::vector<Response> out;
+  fuse_cached(bits, at, 250, 2, out);
+  EXPECT_EQ(layout(out), (std::vector<std::vector<std::string>>{
+                             {"a", "b"}, {"g"}, {"c"}, {"ada"}, {"ada2"}}));
+  EXPECT_EQ(out[0].cache_bits, (std::vector<uint32_t>{0, 2}));
+}
+
 }  // namespace
 }  // namespace hvd::runtime

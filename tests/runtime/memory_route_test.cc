@@ -16,6 +16,16 @@ namespace {
 const uint32_t kHostOnly = HVD_MEM_BIT(HVD_MEM_HOST);
 const uint32_t kHostAndCuda = kHostOnly | HVD_MEM_BIT(HVD_MEM_CUDA);
 
+const std::vector<std::string> kNative = {"native"};
+
+GpuTransport nccl_loaded() {
+  GpuTransport gpu;
+  gpu.configured = {"nccl"};
+  gpu.loaded = "nccl";
+  gpu.loaded_mem_kinds = HVD_MEM_BIT(HVD_MEM_CUDA);
+  return gpu;
+}
+
 GpuTransport nccl_not_loaded() {
   GpuTransport gpu;
   gpu.configured = {"nccl"};
@@ -25,14 +35,14 @@ GpuTransport nccl_not_loaded() {
 
 TEST(MemoryRoute, HostTensorsAreNeverStaged) {
   RouteDecision d = choose_memory_route(HVD_MEM_HOST, {{"shm", kHostOnly}},
-                                        nccl_not_loaded());
+                                        nccl_not_loaded(), kNative);
   EXPECT_EQ(d.route, MemoryRoute::kHost);
   EXPECT_EQ(d.reason, "");
 }
 
 TEST(MemoryRoute, CudaOverAHostOnlyTransportIsStaged) {
   RouteDecision d = choose_memory_route(HVD_MEM_CUDA, {{"shm", kHostOnly}},
-                                        nccl_not_loaded());
+                                        nccl_not_loaded(), kNative);
   EXPECT_EQ(d.route, MemoryRoute::kStage);
   EXPECT_EQ(d.reason,
             "CUDA tensors staged through host memory: transport 'shm' cannot "
@@ -44,7 +54,7 @@ TEST(MemoryRoute, StagedWhenOnlySomeTransportsMoveCuda) {
   RouteDecision d = choose_memory_route(
       HVD_MEM_CUDA,
       {{"ofi", kHostAndCuda}, {"shm", kHostOnly}, {"tcp", kHostOnly}},
-      GpuTransport{});
+      GpuTransport{}, kNative);
   EXPECT_EQ(d.route, MemoryRoute::kStage);
   EXPECT_EQ(d.reason,
             "CUDA tensors staged through host memory: transports 'shm', 'tcp' "
@@ -52,7 +62,8 @@ TEST(MemoryRoute, StagedWhenOnlySomeTransportsMoveCuda) {
 }
 
 TEST(MemoryRoute, OneRankWithoutTransportsIsStaged) {
-  RouteDecision d = choose_memory_route(HVD_MEM_CUDA, {}, nccl_not_loaded());
+  RouteDecision d =
+      choose_memory_route(HVD_MEM_CUDA, {}, nccl_not_loaded(), kNative);
   EXPECT_EQ(d.route, MemoryRoute::kStage);
   EXPECT_NE(d.reason.find("no transport in this process set"),
             std::string::npos)
@@ -61,23 +72,39 @@ TEST(MemoryRoute, OneRankWithoutTransportsIsStaged) {
 
 TEST(MemoryRoute, CudaGoesDirectlyOverTransportsThatDeclareIt) {
   RouteDecision d = choose_memory_route(HVD_MEM_CUDA, {{"ofi", kHostAndCuda}},
-                                        nccl_not_loaded());
+                                        nccl_not_loaded(), kNative);
   EXPECT_EQ(d.route, MemoryRoute::kDirect);
   EXPECT_EQ(d.reason,
-            "CUDA tensors move directly: transport 'ofi' moves CUDA memory");
+            "CUDA tensors go direct over transport 'ofi' (reducer 'native')");
 }
 
 TEST(MemoryRoute, CudaGoesDirectlyOverTheLoadedGpuTransport) {
-  GpuTransport gpu;
-  gpu.configured = {"nccl"};
-  gpu.loaded = "nccl";
-  gpu.loaded_mem_kinds = HVD_MEM_BIT(HVD_MEM_CUDA);
-  RouteDecision d =
-      choose_memory_route(HVD_MEM_CUDA, {{"shm", kHostOnly}}, gpu);
+  RouteDecision d = choose_memory_route(HVD_MEM_CUDA, {{"shm", kHostOnly}},
+                                        nccl_loaded(), kNative);
   EXPECT_EQ(d.route, MemoryRoute::kDirect);
   EXPECT_EQ(d.reason,
-            "CUDA tensors move directly: [transport] gpu 'nccl' moves CUDA "
-            "memory");
+            "CUDA tensors go direct over [transport] gpu 'nccl' (reducer "
+            "'native')");
+}
+
+// The default reducer list may lack one that runs CUDA memory: then the
+// tensors are staged rather than left with no reducer at all.
+TEST(MemoryRoute, StagedWhenNoLoadedReducerRunsTheKind) {
+  RouteDecision d = choose_memory_route(HVD_MEM_CUDA, {{"shm", kHostOnly}},
+                                        nccl_loaded(), {});
+  EXPECT_EQ(d.route, MemoryRoute::kStage);
+  EXPECT_EQ(d.reason,
+            "CUDA tensors staged through host memory: [transport] gpu 'nccl' "
+            "moves CUDA memory, but no loaded reducer runs CUDA memory on "
+            "this process set (the native reducer runs a transport's own "
+            "collectives)");
+  d = choose_memory_route(HVD_MEM_CUDA,
+                          {{"ofi", kHostAndCuda}, {"ucx", kHostAndCuda}},
+                          nccl_not_loaded(), {});
+  EXPECT_EQ(d.route, MemoryRoute::kStage);
+  EXPECT_NE(d.reason.find("transports 'ofi', 'ucx' move CUDA memory, but"),
+            std::string::npos)
+      << d.reason;
 }
 
 TEST(MemoryRoute, ALoadedGpuTransportWithoutTheKindStillStages) {
@@ -86,11 +113,19 @@ TEST(MemoryRoute, ALoadedGpuTransportWithoutTheKindStillStages) {
   gpu.loaded = "nccl";
   gpu.loaded_mem_kinds = kHostOnly;
   RouteDecision d =
-      choose_memory_route(HVD_MEM_CUDA, {{"tcp", kHostOnly}}, gpu);
+      choose_memory_route(HVD_MEM_CUDA, {{"tcp", kHostOnly}}, gpu, kNative);
   EXPECT_EQ(d.route, MemoryRoute::kStage);
   EXPECT_NE(d.reason.find("[transport] gpu 'nccl' cannot move CUDA memory"),
             std::string::npos)
       << d.reason;
+}
+
+TEST(MemoryRoute, ScaledReductionsAreStagedForTheHostToScale) {
+  EXPECT_FALSE(scales_values(HVD_COLL_ALLREDUCE, HVD_OP_SUM, 1.0, 1.0));
+  EXPECT_TRUE(scales_values(HVD_COLL_ALLREDUCE, HVD_OP_AVERAGE, 1.0, 1.0));
+  EXPECT_TRUE(scales_values(HVD_COLL_REDUCESCATTER, HVD_OP_SUM, 0.5, 1.0));
+  EXPECT_TRUE(scales_values(HVD_COLL_ALLREDUCE, HVD_OP_MAX, 1.0, 2.0));
+  EXPECT_FALSE(scales_values(HVD_COLL_BROADCAST, HVD_OP_SUM, 1.0, 1.0));
 }
 
 TEST(MemoryRoute, MixedDevicesInOneResponseAreRefused) {

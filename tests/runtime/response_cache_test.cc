@@ -190,6 +190,7 @@ TEST(Messages, CachedResponsesTravelAsBits) {
   list.tuned = true;
   list.fusion_threshold = 1024;
   list.cycle_time_ns = 5000;
+  list.reducer = "ring";
   Response cached;
   cached.process_set = 1;
   cached.reducer = "tree";
@@ -209,6 +210,7 @@ TEST(Messages, CachedResponsesTravelAsBits) {
   EXPECT_TRUE(back.tuned);
   EXPECT_EQ(back.fusion_threshold, 1024u);
   EXPECT_EQ(back.cycle_time_ns, 5000);
+  EXPECT_EQ(back.reducer, "ring");
 
   RequestList requests;
   set_bit(requests.cache_hits, 70);

@@ -2,17 +2,16 @@
 // collective it offers against a reference, what it declines, a collective
 // a member never joins (it must time out, not hang), abort, and its table's
 // checks of [transport.gloo].
-#include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 
 #include <chrono>
 #include <cstring>
-#include <numeric>
 #include <thread>
 #include <vector>
 
+#include "collectives_member.h"
 #include "horovod/transport.h"
+#include "plugin_path.h"
 #include "thread_world.h"
 
 namespace hvd_transport_test {
@@ -21,85 +20,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 const hvd_transport_api& gloo_api() {
-  static const hvd_transport_api* api = [] {
-    void* dl = dlopen(HVD_TEST_GLOO_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    if (dl == nullptr) throw std::runtime_error(dlerror());
-    auto entry = reinterpret_cast<hvd_transport_get_api_fn>(
-        dlsym(dl, HVD_TRANSPORT_ENTRY));
-    return entry(HVD_ABI_VERSION_MAJOR, HVD_ABI_VERSION_MINOR);
-  }();
-  return *api;
+  static const hvd_transport_api& api = transport_api("gloo");
+  return api;
 }
 
-template <typename T>
-const T* find_ext(const hvd_extension* e, int32_t type) {
-  for (; e != nullptr; e = e->next) {
-    if (e->type == type) return reinterpret_cast<const T*>(e);
-  }
-  return nullptr;
-}
-
-const hvd_transport_collectives& collectives() {
-  auto* c = find_ext<hvd_transport_collectives>(gloo_api().ext,
-                                                HVD_EXT_TRANSPORT_COLLECTIVES);
-  if (c == nullptr) throw std::runtime_error("no collectives extension");
-  return *c;
-}
-
-// One rank's transport and its communicator over the whole world.
-struct Member {
-  const hvd_transport_api& api = gloo_api();
-  const hvd_transport_collectives& coll = collectives();
-  hvd_transport* t = nullptr;
-  hvd_coll_comm* comm = nullptr;
-  std::vector<int32_t> ranks, hosts;
-  hvd_team team{};
-
-  explicit Member(hvd_conformance::World& world) {
-    hvd_status s = api.init(world.host(), &t);
-    if (s != HVD_OK) throw std::runtime_error(api.last_error(nullptr));
-    ranks.resize(world.size());
-    std::iota(ranks.begin(), ranks.end(), 0);
-    hosts.assign(world.size(), 0);
-    team.struct_size = sizeof(team);
-    team.rank = world.rank();
-    team.size = world.size();
-    team.world_ranks = ranks.data();
-    team.host_of = hosts.data();
-    team.host_count = 1;
-    team.local_rank = world.rank();
-    team.local_size = world.size();
-    auto deadline = Clock::now() + std::chrono::seconds(30);
-    while ((s = coll.comm_create(t, &team, &comm)) == HVD_AGAIN) {
-      if (Clock::now() > deadline) throw std::runtime_error("comm_create");
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (s != HVD_OK) throw std::runtime_error(api.last_error(t));
-  }
-  ~Member() {
-    if (comm != nullptr) coll.comm_destroy(comm);
-    api.finalize(t);
-  }
-
-  // Waits on the wait fd as the core does.
-  hvd_completion wait(hvd_request* r) {
-    hvd_completion c{};
-    c.struct_size = sizeof(c);
-    int32_t done = 0;
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    for (;;) {
-      EXPECT_EQ(api.test(r, &done, &c), HVD_OK);
-      if (done) return c;
-      if (Clock::now() > deadline) {
-        ADD_FAILURE() << "a collective did not finish in 60 s";
-        return c;
-      }
-      if (api.wait_arm(t) == HVD_OK) {
-        pollfd p{api.wait_fd(t), POLLIN, 0};
-        poll(&p, 1, 100);
-      }
-    }
-  }
+// One rank's transport and its communicator over the whole world; the
+// wait sleeps on the wait fd between tests, as the core does.
+struct Member : CollectivesMember {
+  explicit Member(hvd_conformance::World& world)
+      : CollectivesMember(gloo_api(), world, *world.host(),
+                          std::chrono::milliseconds(1)) {}
 };
 
 void run(int ranks, std::vector<Setting> settings,
@@ -117,8 +47,9 @@ TEST_P(GlooCollectives, EveryOffer) {
   run(GetParam(), {setting("interface", "lo")},
       [](hvd_conformance::World& w, Member& m) {
         const int rank = w.rank(), size = w.size();
-        // allreduce, out of place and in place.
-        const size_t n = 100003;
+        // allreduce, out of place and in place, on this thread: in two
+        // rounds (this one, split unevenly) and in one (the next).
+        const size_t n = 30011;
         std::vector<float> in(n), out(n);
         for (size_t i = 0; i < n; ++i) in[i] = float(rank + 1) * float(i % 7);
         hvd_request* r = nullptr;
@@ -131,6 +62,19 @@ TEST_P(GlooCollectives, EveryOffer) {
         float ranks_sum = float(size * (size + 1) / 2);
         for (size_t i = 0; i < n; ++i) {
           ASSERT_EQ(out[i], ranks_sum * float(i % 7)) << "element " << i;
+        }
+        // Large enough for Gloo's own allreduce on the comm's thread (the
+        // one above runs on this thread), in place.
+        std::vector<float> big((size_t{1} << 20) + 3);
+        for (size_t i = 0; i < big.size(); ++i) {
+          big[i] = float(rank + 1) * float(i % 5);
+        }
+        ASSERT_EQ(m.coll.allreduce(m.comm, big.data(), big.data(), big.size(),
+                                   HVD_FLOAT32, HVD_OP_SUM, nullptr, &r),
+                  HVD_OK);
+        ASSERT_EQ(m.wait(r).status, HVD_OK);
+        for (size_t i = 0; i < big.size(); ++i) {
+          ASSERT_EQ(big[i], ranks_sum * float(i % 5)) << "element " << i;
         }
         std::vector<int64_t> mx = {rank, -rank, 5};
         ASSERT_EQ(m.coll.allreduce(m.comm, mx.data(), mx.data(), 3, HVD_INT64,
@@ -243,11 +187,12 @@ TEST(GlooCollectiveFailure, AbsentMemberTimesOut) {
 }
 
 // An abort from another thread ends a collective that cannot finish at
-// once, with the reason and peer given; later ones fail the same way.
+// once, with the reason and peer given; later ones fail the same way. This
+// one is large, so it runs on the comm's thread.
 TEST(GlooCollectiveFailure, AbortEndsTheRunningCollective) {
   run(2, {setting("timeout", "3s")}, [](hvd_conformance::World& w, Member& m) {
     if (w.rank() == 0) {
-      std::vector<float> x(16, 1.0f);
+      std::vector<float> x(size_t{1} << 21, 1.0f);
       hvd_request* r = nullptr;
       ASSERT_EQ(m.coll.allreduce(m.comm, x.data(), x.data(), x.size(),
                                  HVD_FLOAT32, HVD_OP_SUM, nullptr, &r),
@@ -269,6 +214,40 @@ TEST(GlooCollectiveFailure, AbortEndsTheRunningCollective) {
     }
     w.barrier("aborted", std::chrono::seconds(30));
   });
+}
+
+// An allreduce of up to a few MiB runs on the caller's thread; an abort
+// from another thread ends it at once too, with the reason and peer given,
+// in one round (16 elements) and in two (1 MiB).
+TEST(GlooCollectiveFailure, AbortEndsAnAllreduceOnTheCallingThread) {
+  for (size_t count : {size_t{16}, size_t{1} << 18}) {
+    run(2, {setting("timeout", "3s")},
+        [&](hvd_conformance::World& w, Member& m) {
+          if (w.rank() == 0) {
+            std::vector<float> x(count, 1.0f);
+            auto start = Clock::now();
+            std::thread aborter([&] {
+              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+              m.coll.comm_abort(m.comm, HVD_ERR_ABORTED, 1);
+              m.coll.comm_abort(m.comm, HVD_ERR_TIMEOUT, 7);
+            });
+            hvd_request* r = nullptr;
+            ASSERT_EQ(m.coll.allreduce(m.comm, x.data(), x.data(), x.size(),
+                                       HVD_FLOAT32, HVD_OP_SUM, nullptr, &r),
+                      HVD_OK);
+            hvd_completion c = m.wait(r);
+            aborter.join();
+            EXPECT_EQ(c.status, HVD_ERR_ABORTED) << count;
+            EXPECT_EQ(c.peer, 1);
+            EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+            ASSERT_EQ(m.coll.allreduce(m.comm, x.data(), x.data(), x.size(),
+                                       HVD_FLOAT32, HVD_OP_SUM, nullptr, &r),
+                      HVD_OK);
+            EXPECT_EQ(m.wait(r).status, HVD_ERR_ABORTED);
+          }
+          w.barrier("aborted", std::chrono::seconds(30));
+        });
+  }
 }
 
 TEST(GlooOptions, BadValuesAreConfigurationErrors) {
@@ -303,7 +282,7 @@ TEST(GlooOptions, TimeoutTakesSecondsOrADuration) {
 }
 
 TEST(GlooInfo, DescribesTheLibrary) {
-  auto* info = find_ext<hvd_plugin_info>(gloo_api().ext, HVD_EXT_PLUGIN_INFO);
+  auto* info = find_extension<hvd_plugin_info>(gloo_api(), HVD_EXT_PLUGIN_INFO);
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(std::string(info->describe()).rfind("Gloo ", 0), 0u)
       << info->describe();

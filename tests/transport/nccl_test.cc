@@ -2,7 +2,6 @@
 // there is no CUDA device (here), checks its table before that, declines
 // what NCCL cannot do, and its members agree on a unique id through the
 // bootstrap store.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,28 +9,20 @@
 
 #include "horovod/transport.h"
 #include "nccl/unique_id.h"
+#include "plugin_path.h"
 #include "thread_world.h"
 
 namespace hvd_transport_test {
 namespace {
 
 const hvd_transport_api& nccl_api() {
-  static const hvd_transport_api* api = [] {
-    void* dl = dlopen(HVD_TEST_NCCL_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    if (dl == nullptr) throw std::runtime_error(dlerror());
-    auto entry = reinterpret_cast<hvd_transport_get_api_fn>(
-        dlsym(dl, HVD_TRANSPORT_ENTRY));
-    return entry(HVD_ABI_VERSION_MAJOR, HVD_ABI_VERSION_MINOR);
-  }();
-  return *api;
+  static const hvd_transport_api& api = transport_api("nccl");
+  return api;
 }
 
 template <typename T>
 const T* find_ext(int32_t type) {
-  for (const hvd_extension* e = nccl_api().ext; e != nullptr; e = e->next) {
-    if (e->type == type) return reinterpret_cast<const T*>(e);
-  }
-  return nullptr;
+  return find_extension<T>(nccl_api(), type);
 }
 
 bool has_gpu() {

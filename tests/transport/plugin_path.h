@@ -17,6 +17,12 @@ inline std::string plugin_path(const std::string& name) {
 #ifdef HVD_TEST_TCP_PLUGIN
   if (name == "tcp") return HVD_TEST_TCP_PLUGIN;
 #endif
+#ifdef HVD_TEST_GLOO_PLUGIN
+  if (name == "gloo") return HVD_TEST_GLOO_PLUGIN;
+#endif
+#ifdef HVD_TEST_NCCL_PLUGIN
+  if (name == "nccl") return HVD_TEST_NCCL_PLUGIN;
+#endif
   throw std::invalid_argument("no transport " + name);
 }
 
@@ -32,6 +38,15 @@ inline const hvd_transport_api& transport_api(const std::string& name) {
       entry(HVD_ABI_VERSION_MAJOR, HVD_ABI_VERSION_MINOR);
   if (api == nullptr) throw std::runtime_error(path + ": declined the core");
   return *api;
+}
+
+// The extension of `type` in the plugin's chain, or NULL.
+template <typename T>
+const T* find_extension(const hvd_transport_api& api, int32_t type) {
+  for (const hvd_extension* e = api.ext; e != nullptr; e = e->next) {
+    if (e->type == type) return reinterpret_cast<const T*>(e);
+  }
+  return nullptr;
 }
 
 }  // namespace hvd_transport_test

@@ -1,17 +1,30 @@
 // What is particular to the tcp transport: its configuration checks, the
-// interfaces it listens on, and a listener that has gone.
+// interfaces it listens on, a listener that has gone, messages striped over
+// several streams, the congestion control it picks, and the pool of buffers
+// for messages that arrive before their receive.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <thread>
 
+#include "cases.h"
+#include "pattern.h"
 #include "plugin_path.h"
 #include "session.h"
+#include "tcp/buffer_pool.h"
 #include "thread_world.h"
 
 namespace hvd_transport_test {
 namespace {
 
+using hvd_conformance::Buffer;
 using hvd_conformance::CaseContext;
 using hvd_conformance::ConnectOrder;
 using hvd_conformance::Session;
@@ -131,6 +144,281 @@ TEST(TcpTest, PendingRequestsFailWhenThePeerClosesTheConnection) {
       s.close();
     }
   });
+}
+
+// ---- congestion control -------------------------------------------------
+
+// The congestion control algorithm of every connected TCP socket of this
+// process (the ranks of a ThreadJob are its threads).
+std::vector<std::string> connected_congestion_controls() {
+  std::vector<std::string> out;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    int fd = std::atoi(e->d_name);
+    if (fd <= 2 || fd == dirfd(dir)) continue;
+    sockaddr_storage peer{};
+    socklen_t len = sizeof(peer);
+    int type = 0;
+    socklen_t type_len = sizeof(type);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0 ||
+        type != SOCK_STREAM ||
+        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) {
+      continue;
+    }
+    char name[16] = {};
+    socklen_t name_len = sizeof(name);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &name_len) == 0) {
+      out.emplace_back(name, strnlen(name, name_len));
+    }
+  }
+  closedir(dir);
+  return out;
+}
+
+std::string system_congestion_control() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string name;
+  in >> name;
+  return name;
+}
+
+// Connects 2 ranks with `settings`; the algorithms of the connected sockets
+// while they are up.
+std::vector<std::string> congestion_controls_with(
+    std::vector<Setting> settings) {
+  std::vector<std::string> seen;
+  ThreadJob job(2, "tcp", std::move(settings));
+  job.run([&](hvd_conformance::World& world) {
+    SuiteOptions o;
+    CaseContext ctx = context(world, o);
+    Session s(ctx);
+    s.connect_all(ConnectOrder::kTogether);
+    ctx.barrier();
+    if (world.rank() == 0) seen = connected_congestion_controls();
+    ctx.barrier();
+  });
+  return seen;
+}
+
+TEST(TcpTest, ConnectionsWithinTheHostUseRenoByDefault) {
+  std::vector<std::string> seen =
+      congestion_controls_with({setting("streams", 3)});
+  EXPECT_EQ(seen.size(), 6u);  // 3 streams, both ends
+  for (const std::string& name : seen) EXPECT_EQ(name, "reno");
+}
+
+TEST(TcpTest, CongestionControlSystemLeavesTheKernelDefault) {
+  std::vector<std::string> seen = congestion_controls_with(
+      {setting("streams", 2), setting("congestion_control", "system")});
+  EXPECT_EQ(seen.size(), 4u);
+  for (const std::string& name : seen) {
+    EXPECT_EQ(name, system_congestion_control());
+  }
+}
+
+TEST(TcpTest, UnknownCongestionControlIsAConfigurationError) {
+  std::vector<std::string> errors;
+  EXPECT_EQ(init_with({setting("congestion_control", "nosuchcc")}, &errors),
+            HVD_ERR_CONFIG);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("congestion_control: ", 0), 0u) << errors[0];
+  EXPECT_NE(errors[0].find("nosuchcc"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("reno"), std::string::npos) << errors[0];
+  EXPECT_EQ(init_with({setting("congestion_control", "reno")}, &errors),
+            HVD_OK);
+}
+
+// ---- striping ------------------------------------------------------------
+
+// Around the edges of the parts of a split message (whole 4 KiB pages, the
+// last part shorter, fewer parts than streams for the small ones), odd
+// sizes, and a few MiB.
+const size_t kStripedSizes[] = {1,
+                                4095,
+                                4096,
+                                4097,
+                                8193,
+                                12287,
+                                65537,
+                                (1u << 20) + 3,
+                                16383,
+                                0,
+                                (3u << 20) + 4095};
+
+// Every rank sends every size to every peer and checks what it gets; in
+// even rounds the receives are posted first, in odd rounds the messages
+// arrive before their receives (and are kept in the transport's buffers).
+void exchange_every_size(hvd_conformance::World& world, int rounds) {
+  SuiteOptions o;
+  CaseContext ctx = context(world, o);
+  Session s(ctx);
+  s.connect_all(ConnectOrder::kTogether);
+  constexpr size_t kCount = std::size(kStripedSizes);
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<Buffer> out, in;
+    std::vector<hvd_conformance::Op*> ops;
+    for (size_t i = 0; i < kCount; ++i) {
+      out.emplace_back(kStripedSizes[i] + 1);
+      hvd_conformance::fill(out.back().data(), kStripedSizes[i],
+                            hvd_conformance::seed_of(s.rank(), i, round, 7));
+    }
+    auto post_recvs = [&] {
+      for (int p : s.peers()) {
+        for (size_t i = 0; i < kCount; ++i) {
+          in.emplace_back(kStripedSizes[i] + 1);
+          ops.push_back(
+              s.recv(p, in.back().data(), kStripedSizes[i],
+                     hvd_conformance::spread_tag(ctx, 100 * round + i)));
+        }
+      }
+    };
+    auto post_sends = [&] {
+      for (size_t i = 0; i < kCount; ++i) {
+        for (int p : s.peers()) {
+          ops.push_back(
+              s.send(p, out[i].data(), kStripedSizes[i],
+                     hvd_conformance::spread_tag(ctx, 100 * round + i)));
+        }
+      }
+    };
+    if (round % 2 == 0) {
+      post_recvs();
+      post_sends();
+    } else {
+      post_sends();
+      ctx.barrier();
+      post_recvs();
+    }
+    s.wait(ops);
+    for (hvd_conformance::Op* op : ops) {
+      EXPECT_EQ(op->result.status, HVD_OK) << op->what;
+    }
+    size_t at = 0;
+    for (int p : s.peers()) {
+      for (size_t i = 0; i < kCount; ++i, ++at) {
+        EXPECT_EQ(
+            hvd_conformance::verify(in[at].data(), kStripedSizes[i],
+                                    hvd_conformance::seed_of(p, i, round, 7)),
+            -1)
+            << "round " << round << ": " << kStripedSizes[i]
+            << " bytes from rank " << p;
+      }
+    }
+    ctx.barrier();
+  }
+}
+
+TEST(TcpTest, StripedMessagesArriveWholeAtEverySize) {
+  for (int streams : {2, 3, 4, 16}) {
+    SCOPED_TRACE("streams = " + std::to_string(streams));
+    ThreadJob job(
+        3, "tcp",
+        {setting("streams", streams), setting("split_threshold", "4KiB")});
+    job.run(
+        [&](hvd_conformance::World& world) { exchange_every_size(world, 4); });
+  }
+}
+
+TEST(TcpTest, OneStreamCarriesEverySize) {
+  ThreadJob job(2, "tcp", {setting("streams", 1)});
+  job.run(
+      [&](hvd_conformance::World& world) { exchange_every_size(world, 2); });
+}
+
+TEST(TcpTest, AbortWhileStripedFailsTheTransferOnBothRanks) {
+  ThreadJob job(2, "tcp",
+                {setting("streams", 4), setting("split_threshold", "4KiB")});
+  job.run([&](hvd_conformance::World& world) {
+    SuiteOptions o;
+    CaseContext ctx = context(world, o);
+    Session s(ctx);
+    s.connect_all(ConnectOrder::kTogether);
+    const int peer = 1 - world.rank();
+    // More than the sockets buffer, so parts are still on their way on
+    // every stream when rank 0 aborts.
+    constexpr size_t kBig = 256u << 20;
+    Buffer big(kBig);
+    if (world.rank() == 0) {
+      hvd_conformance::Op* r = s.recv(peer, big.data(), kBig, 5);
+      for (int i = 0; i < 3; ++i) s.test(r);
+      ASSERT_FALSE(r->done);
+      std::thread aborter(
+          [&] { ctx.api.abort(s.transport(), HVD_ERR_ABORTED, peer); });
+      aborter.join();
+      s.wait(r);
+      EXPECT_EQ(r->result.status, HVD_ERR_ABORTED);
+      EXPECT_EQ(r->result.peer, peer);
+      ctx.barrier();
+      s.close();  // the peer's send now fails instead of waiting
+    } else {
+      hvd_conformance::Op* w = s.send(peer, big.data(), kBig, 5);
+      ctx.barrier();
+      s.wait(w);
+      EXPECT_EQ(w->result.status, HVD_ERR_PEER_FAILED);
+      EXPECT_EQ(w->result.peer, peer);
+    }
+  });
+}
+
+// ---- buffers for messages that arrive before their receive ---------------
+
+TEST(TcpBufferPool, ABufferGivenBackIsHandedOutAgain) {
+  hvd_tcp::BufferPool pool(64u << 20);
+  uint64_t capacity = 0;
+  uint8_t* a = pool.take((1u << 20) - 5, &capacity);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(capacity, 1u << 20);  // sizes go up to a power of two
+  pool.put(a, capacity);
+  EXPECT_EQ(pool.kept_bytes(), 1u << 20);
+  uint64_t again = 0;
+  EXPECT_EQ(pool.take(1u << 20, &again), a);
+  EXPECT_EQ(again, 1u << 20);
+  EXPECT_EQ(pool.kept_bytes(), 0u);
+  pool.put(a, again);
+}
+
+TEST(TcpBufferPool, TheSmallestBufferThatFitsIsTaken) {
+  hvd_tcp::BufferPool pool(64u << 20);
+  uint64_t c1 = 0, c2 = 0, c3 = 0;
+  uint8_t* small = pool.take(10, &c1);
+  uint8_t* mid = pool.take(100000, &c2);
+  uint8_t* large = pool.take(3u << 20, &c3);
+  EXPECT_EQ(c1, 4096u);
+  EXPECT_EQ(c2, 131072u);
+  EXPECT_EQ(c3, 4u << 20);
+  pool.put(large, c3);
+  pool.put(small, c1);
+  pool.put(mid, c2);
+  uint64_t c = 0;
+  EXPECT_EQ(pool.take(5000, &c), mid);
+  EXPECT_EQ(c, c2);
+  uint8_t* fresh = pool.take(8u << 20, &c);  // nothing kept fits
+  EXPECT_NE(fresh, large);
+  EXPECT_EQ(c, 8u << 20);
+  pool.put(fresh, c);
+  pool.put(mid, c2);
+}
+
+TEST(TcpBufferPool, KeepsNoMoreThanItsBound) {
+  hvd_tcp::BufferPool pool(3u << 20);
+  std::vector<std::pair<uint8_t*, uint64_t>> taken;
+  for (int i = 0; i < 5; ++i) {
+    uint64_t c = 0;
+    taken.emplace_back(pool.take(1u << 20, &c), c);
+  }
+  for (auto& [data, c] : taken) pool.put(data, c);
+  EXPECT_EQ(pool.kept_bytes(), 3u << 20);
+  uint64_t c = 0;
+  uint8_t* big = pool.take(2u << 20, &c);  // none of the kept ones fits
+  EXPECT_EQ(c, 2u << 20);
+  EXPECT_EQ(pool.kept_bytes(), 3u << 20);
+  // A larger buffer displaces smaller ones rather than being dropped.
+  pool.put(big, c);
+  EXPECT_EQ(pool.kept_bytes(), 3u << 20);
+  uint64_t again = 0;
+  EXPECT_EQ(pool.take(2u << 20, &again), big);
+  pool.put(big, again);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gloo/types.h>
 
 #include <cstring>
+#include <optional>
 
 #include "common/host_access.h"
 #include "horovod_plugin/boundary.h"
@@ -27,12 +28,12 @@ Comm::Comm(Transport& transport, const hvd_team& team, std::string key_prefix)
       world_ranks_(team.world_ranks, team.world_ranks + team.size),
       process_set_(team.process_set),
       key_prefix_(std::move(key_prefix)) {
-  transport_.add_comm(this);
+  transport_.comms().add(this);
   thread_ = std::thread([this] { run(); });
 }
 
 Comm::~Comm() {
-  transport_.remove_comm(this);
+  transport_.comms().remove(this);
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -85,34 +86,40 @@ void Comm::run() {
       jobs_.pop_front();
       running_ = job.req;
     }
-    hvd_status status = HVD_OK;
-    try {
-      job.body(*context_);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      status = what.find("Timed out") != std::string::npos
-                   ? HVD_ERR_TIMEOUT
-                   : HVD_ERR_PEER_FAILED;
-      std::lock_guard<std::mutex> lock(mu_);
-      hvd_transport_common::log(
-          transport_.host(), failure_ != HVD_OK ? HVD_LOG_DEBUG : HVD_LOG_ERROR,
-          "gloo: a collective of process set " + std::to_string(process_set_) +
-              " failed: " + what);
-    }
+    hvd_status status = call(job.body);
     std::lock_guard<std::mutex> lock(mu_);
     running_ = nullptr;
-    if (failure_ != HVD_OK) {
-      transport_.complete(job.req, failure_, failure_peer_, 0);
-    } else {
-      // Gloo does not say which peer failed.
-      transport_.complete(job.req, status, -1, job.bytes);
-      if (status != HVD_OK) failure_ = status;
-    }
+    finish(job.req, status, job.bytes);
   }
 }
 
-Request* Comm::post(std::function<void(gloo::rendezvous::Context&)> body,
-                    uint64_t bytes) {
+hvd_status Comm::call(const Body& body) {
+  try {
+    body(*context_);
+    return HVD_OK;
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    std::lock_guard<std::mutex> lock(mu_);
+    hvd_transport_common::log(
+        transport_.host(), failure_ != HVD_OK ? HVD_LOG_DEBUG : HVD_LOG_ERROR,
+        "gloo: a collective of process set " + std::to_string(process_set_) +
+            " failed: " + what);
+    return what.find("Timed out") != std::string::npos ? HVD_ERR_TIMEOUT
+                                                       : HVD_ERR_PEER_FAILED;
+  }
+}
+
+void Comm::finish(Request* req, hvd_status status, uint64_t bytes) {
+  if (failure_ != HVD_OK) {
+    transport_.complete(req, failure_, failure_peer_, 0);
+  } else {
+    // Gloo does not say which peer failed.
+    transport_.complete(req, status, -1, bytes);
+    if (status != HVD_OK) failure_ = status;
+  }
+}
+
+Request* Comm::post(Body body, uint64_t bytes) {
   Request* r = transport_.new_request(nullptr);
   std::lock_guard<std::mutex> lock(mu_);
   if (failure_ != HVD_OK || state_ != HVD_OK) {
@@ -122,6 +129,29 @@ Request* Comm::post(std::function<void(gloo::rendezvous::Context&)> body,
   }
   jobs_.push_back(Job{r, std::move(body), bytes});
   cv_.notify_one();
+  return r;
+}
+
+Request* Comm::allreduce_here(const DirectAllreduce& op, uint32_t tag,
+                              uint64_t bytes) {
+  const auto timeout = transport_.options().timeout;
+  Body body = [this, op, tag, timeout](gloo::rendezvous::Context& ctx) {
+    if (!direct_allreduce(ctx, op, tag, timeout, scratch_, waits_)) {
+      throw std::runtime_error("interrupted by an abort");
+    }
+  };
+  std::unique_lock<std::mutex> lock(mu_);
+  if (failure_ != HVD_OK || state_ != HVD_OK || !jobs_.empty() ||
+      running_ != nullptr) {
+    lock.unlock();
+    return post(std::move(body), bytes);
+  }
+  lock.unlock();
+  // Only the core's thread posts, so nothing is queued meanwhile.
+  Request* r = transport_.new_request(nullptr);
+  hvd_status status = call(body);
+  lock.lock();
+  finish(r, status, bytes);
   return r;
 }
 
@@ -136,8 +166,10 @@ void Comm::abort(hvd_status reason, int32_t peer) {
   if (running_ != nullptr) {
     transport_.complete(running_, failure_, failure_peer_, 0);
   }
-  // Closing the pairs makes the running collective fail here and at the
-  // peers, and stops Gloo touching its buffers.
+  // An allreduce_here stops waiting at once. Closing the pairs makes a
+  // running Gloo call fail here and at the peers, and stops Gloo touching
+  // its buffers.
+  waits_.interrupt();
   if (context_) context_->closeConnections();
 }
 
@@ -257,13 +289,15 @@ template <typename Run>
 struct Posting {
   uint64_t bytes;
   Run run;
+  // Set where the collective runs on the caller's thread instead.
+  std::optional<DirectAllreduce> direct = std::nullopt;
 };
 
 // Every collective: checks the comm and the memory, lets `prepare` check
 // the arguments (on the caller's thread, before anything is queued) and
-// build the Posting, and queues it with a fresh tag. On the comm's thread
-// `run` gets Gloo's Options over the comm's context with that tag and the
-// transport's timeout.
+// build the Posting, and queues it with a fresh tag (or runs its `direct`
+// allreduce here with it). On the comm's thread `run` gets Gloo's Options
+// over the comm's context with that tag and the transport's timeout.
 template <typename Options, typename Prepare>
 hvd_status start(hvd_coll_comm* c, const char* what, hvd_stream stream,
                  hvd_request** req, Prepare&& prepare) {
@@ -280,15 +314,19 @@ hvd_status start(hvd_coll_comm* c, const char* what, hvd_stream stream,
     auto posting = prepare(*comm);
     const auto timeout = comm->transport().options().timeout;
     const uint32_t tag = comm->next_tag();
-    Request* r = comm->post(
-        [=, run = std::move(posting.run)](gloo::rendezvous::Context& ctx) {
-          Options opts(
-              std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
-          opts.setTag(tag);
-          opts.setTimeout(timeout);
-          run(opts);
-        },
-        posting.bytes);
+    if (posting.direct) {
+      *req = reinterpret_cast<hvd_request*>(
+          comm->allreduce_here(*posting.direct, tag, posting.bytes));
+      return HVD_OK;
+    }
+    Comm::Body body = [=, run = std::move(posting.run)](
+                          gloo::rendezvous::Context& ctx) {
+      Options opts(std::shared_ptr<gloo::Context>(&ctx, [](gloo::Context*) {}));
+      opts.setTag(tag);
+      opts.setTimeout(timeout);
+      run(opts);
+    };
+    Request* r = comm->post(std::move(body), posting.bytes);
     *req = reinterpret_cast<hvd_request*>(r);
     return HVD_OK;
   });
@@ -305,7 +343,7 @@ hvd_status comm_create(hvd_transport* t, const hvd_team* team,
     std::string why;
     hvd_status s = comm->ready(&why);
     if (s == HVD_AGAIN) return HVD_AGAIN;
-    transport->forget_pending_comm(comm);
+    transport->comms().forget_pending(comm);
     if (s != HVD_OK) {
       delete comm;
       fail(s, "gloo: " + why);
@@ -345,7 +383,16 @@ hvd_status allreduce(hvd_coll_comm* c, const void* send, void* recv,
     if (!native_dtype(dtype) || !native_op(op, dtype)) {
       fail(HVD_ERR_UNSUPPORTED, "gloo: allreduce of this dtype and op");
     }
-    return Posting{count * hvd_plugin::dtype_size(dtype),
+    const uint64_t bytes = count * hvd_plugin::dtype_size(dtype);
+    std::optional<DirectAllreduce> direct;
+    if (direct_allreduce_fits(bytes)) {
+      with_type(dtype, [&](auto type) {
+        using T = typename decltype(type)::type;
+        direct =
+            DirectAllreduce{send, recv, count, sizeof(T), reduce_fn<T>(op)};
+      });
+    }
+    return Posting{bytes,
                    [=](gloo::AllreduceOptions& opts) {
                      if (count == 0) return;
                      with_type(dtype, [&](auto type) {
@@ -358,7 +405,8 @@ hvd_status allreduce(hvd_coll_comm* c, const void* send, void* recv,
                        opts.setReduceFunction(reduce_fn<T>(op));
                      });
                      gloo::allreduce(opts);
-                   }};
+                   },
+                   std::move(direct)};
   });
 }
 

@@ -2,7 +2,9 @@
 // extension. Each communicator is a Gloo context (full mesh, rendezvous over
 // the host's bootstrap store) served by its own thread: Gloo's calls block,
 // so they run there, each with Gloo's timeout, and the core sees them as
-// requests it tests like any other.
+// requests it tests like any other. An allreduce of up to a few MiB runs
+// on the caller's thread instead (handing it over and back would cost more
+// than it takes): direct_allreduce.h, which an abort interrupts at once.
 #pragma once
 
 #include <gloo/rendezvous/context.h>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "direct_allreduce.h"
 #include "horovod/transport.h"
 #include "request.h"
 
@@ -41,10 +44,15 @@ class Comm {
   // posts them in the same order.
   uint32_t next_tag() { return ++tag_; }
 
+  using Body = std::function<void(gloo::rendezvous::Context&)>;
   // Queues `body` (which runs Gloo's collective on the comm's thread) and
   // returns its request, which completes with `bytes` (written here).
-  Request* post(std::function<void(gloo::rendezvous::Context&)> body,
-                uint64_t bytes);
+  Request* post(Body body, uint64_t bytes);
+  // Runs `op` on the calling thread (direct_allreduce) and returns its
+  // request, complete; when a collective of this comm is still queued or
+  // running, queues it behind them (post) instead, so they run in order.
+  Request* allreduce_here(const DirectAllreduce& op, uint32_t tag,
+                          uint64_t bytes);
 
   // Any thread: every queued or running collective fails with `reason`.
   void abort(hvd_status reason, int32_t peer);
@@ -52,10 +60,14 @@ class Comm {
  private:
   struct Job {
     Request* req;
-    std::function<void(gloo::rendezvous::Context&)> body;
+    Body body;
     uint64_t bytes = 0;
   };
   void run();
+  // Runs Gloo's call: HVD_OK, or why it failed (logged).
+  hvd_status call(const Body& body);
+  // Under mu_: `req` of a finished call completes.
+  void finish(Request* req, hvd_status status, uint64_t bytes);
 
   Transport& transport_;
   const int rank_;
@@ -74,6 +86,9 @@ class Comm {
   std::deque<Job> jobs_;
   Request* running_ = nullptr;
   uint32_t tag_ = 0;
+  // allreduce_here's: one runs at a time, on whichever thread.
+  WaitSet waits_;
+  std::vector<char> scratch_;
   std::thread thread_;
 };
 

@@ -90,7 +90,7 @@ Transport::Transport(const hvd_host* host)
 }
 
 Transport::~Transport() {
-  for (Comm* c : pending_comms_) delete c;
+  comms_.destroy_pending();
   std::vector<Connection*> conns;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -293,7 +293,7 @@ void Transport::abort(hvd_status reason, int32_t peer) {
     // Connections are deleted only on the core's thread, under mu_'s
     // protection of the set; abort holds it while it reaches them.
     for (Connection* c : conns) c->abort(reason, peer);
-    for (Comm* c : comms_) c->abort(reason, peer);
+    comms_.for_each_live([&](Comm* c) { c->abort(reason, peer); });
   }
   uint64_t one = 1;
   ssize_t n = ::write(event_fd_, &one, sizeof(one));
@@ -301,42 +301,15 @@ void Transport::abort(hvd_status reason, int32_t peer) {
 }
 
 Comm* Transport::pending_comm(const hvd_team& team) {
-  for (Comm* c : pending_comms_) {
-    if (c->same_team(team)) return c;
-  }
-  if (team.size < 1 || team.rank < 0 || team.rank >= team.size ||
-      team.world_ranks == nullptr) {
-    fail(HVD_ERR_INVALID_ARGUMENT, "gloo: comm_create: not a team");
-  }
-  if (hvd_status a = aborted(); a != HVD_OK) {
-    fail(a, "gloo: comm_create after abort");
-  }
-  uint32_t n = comms_per_set_[team.process_set]++;
-  std::string prefix = "coll." + std::to_string(team.process_set) + "." +
-                       std::to_string(team.epoch) + "." + std::to_string(n) +
-                       "/";
-  auto* c = new Comm(*this, team, prefix);
-  pending_comms_.push_back(c);
-  return c;
-}
-
-void Transport::forget_pending_comm(Comm* comm) {
-  for (size_t i = 0; i < pending_comms_.size(); ++i) {
-    if (pending_comms_[i] == comm) {
-      pending_comms_.erase(pending_comms_.begin() + static_cast<long>(i));
-      return;
+  return comms_.pending(team, "gloo", [&](uint32_t n) {
+    if (hvd_status a = aborted(); a != HVD_OK) {
+      fail(a, "gloo: comm_create after abort");
     }
-  }
-}
-
-void Transport::add_comm(Comm* comm) {
-  std::lock_guard<std::mutex> lock(mu_);
-  comms_.insert(comm);
-}
-
-void Transport::remove_comm(Comm* comm) {
-  std::lock_guard<std::mutex> lock(mu_);
-  comms_.erase(comm);
+    std::string prefix = "coll." + std::to_string(team.process_set) + "." +
+                         std::to_string(team.epoch) + "." + std::to_string(n) +
+                         "/";
+    return new Comm(*this, team, prefix);
+  });
 }
 
 }  // namespace hvd_gloo

@@ -5,13 +5,12 @@
 #include <gloo/transport/device.h>
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
-#include <vector>
 
+#include "common/comm_registry.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
 #include "options.h"
@@ -64,11 +63,10 @@ class Transport {
   }
 
   // comm_create: the communicator being built for `team` (started on the
-  // first call), until forget_pending_comm.
+  // first call), until comms().forget_pending; live ones are registered
+  // there too, so that abort reaches them.
   Comm* pending_comm(const hvd_team& team);
-  void forget_pending_comm(Comm* comm);
-  void add_comm(Comm* comm);  // so that abort reaches it
-  void remove_comm(Comm* comm);
+  hvd_transport_common::CommRegistry<Comm>& comms() { return comms_; }
 
   // From any of the plugin's threads.
   Request* new_request(std::shared_ptr<std::atomic<uint32_t>> in_flight);
@@ -82,14 +80,12 @@ class Transport {
   int event_fd_ = -1;
   std::atomic<uint64_t> completed_since_arm_{0};
 
-  std::mutex mu_;  // connections_, listeners_, comms_
+  std::mutex mu_;  // connections_, listeners_
   std::unordered_set<Connection*> connections_;
   std::mutex live_mu_;  // taken under a connection's lock, never around one
   std::unordered_set<Request*> live_;
   std::unordered_set<Listener*> listeners_;
-  std::unordered_set<Comm*> comms_;
-  std::vector<Comm*> pending_comms_;           // core thread only
-  std::map<int32_t, uint32_t> comms_per_set_;  // names their bootstrap keys
+  hvd_transport_common::CommRegistry<Comm> comms_;
   hvd_plugin::AbortLatch abort_;
 };
 

@@ -118,6 +118,17 @@ size_t type_size(MPI_Datatype type) {
   return static_cast<size_t>(size);
 }
 
+// What a v-collective's request reports: the bytes of every member's
+// block (0 where the comm or the counts are NULL; start() reports those).
+uint64_t received_bytes(const hvd_coll_comm_s* comm, const size_t* recv_counts,
+                        MPI_Datatype type) {
+  size_t total = 0;
+  if (comm && recv_counts) {
+    for (int i = 0; i < comm->size; ++i) total += recv_counts[i];
+  }
+  return total * type_size(type);
+}
+
 hvd_status comm_create(hvd_transport* t, const hvd_team* team,
                        hvd_coll_comm** out) {
   return guarded([&] {
@@ -226,12 +237,8 @@ hvd_status allgatherv(hvd_coll_comm* c, const void* send, size_t send_count,
                       hvd_request** req) {
   MPI_Datatype type = mpi_type(dtype);
   hvd_coll_comm_s* comm = static_cast<hvd_coll_comm_s*>(c);
-  size_t total = 0;
-  if (comm && recv_counts) {
-    for (int i = 0; i < comm->size; ++i) total += recv_counts[i];
-  }
   return start(
-      c, "MPI_Iallgatherv", total * type_size(type), req,
+      c, "MPI_Iallgatherv", received_bytes(comm, recv_counts, type), req,
       [&](Request& r, MPI_Comm mpi) {
         if (!recv_counts || !recv_displs) {
           fail(HVD_ERR_INVALID_ARGUMENT, "mpi: allgatherv: NULL counts");
@@ -296,12 +303,8 @@ hvd_status alltoallv(hvd_coll_comm* c, const void* send,
                      hvd_request** req) {
   MPI_Datatype type = mpi_type(dtype);
   hvd_coll_comm_s* comm = static_cast<hvd_coll_comm_s*>(c);
-  size_t total = 0;
-  if (comm && recv_counts) {
-    for (int i = 0; i < comm->size; ++i) total += recv_counts[i];
-  }
   return start(
-      c, "MPI_Ialltoallv", total * type_size(type), req,
+      c, "MPI_Ialltoallv", received_bytes(comm, recv_counts, type), req,
       [&](Request& r, MPI_Comm mpi) {
         if (!send_counts || !send_displs || !recv_counts || !recv_displs) {
           fail(HVD_ERR_INVALID_ARGUMENT, "mpi: alltoallv: NULL counts");

@@ -69,7 +69,9 @@ struct Request {
   const char* what = "";       // "MPI_Iallreduce", for messages
   MPI_Request mpi = MPI_REQUEST_NULL;
   uint64_t bytes = 0;  // posted (collective: written here)
-  std::chrono::steady_clock::time_point posted;
+  // Collectives: when test() first found it unfinished (its timeout runs
+  // from there).
+  std::chrono::steady_clock::time_point first_unfinished;
   std::vector<int> counts[4];  // the int arrays MPI reads until completion
   Request* next_free = nullptr;
 };

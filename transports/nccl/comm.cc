@@ -69,11 +69,11 @@ Comm::Comm(Transport& transport, const hvd_team& team, std::string key)
       exchange_(transport.host(), team.rank, team.world_ranks[0],
                 std::move(key), new_unique_id),
       created_(Clock::now()) {
-  transport_.add_comm(this);
+  transport_.comms().add(this);
 }
 
 Comm::~Comm() {
-  transport_.remove_comm(this);
+  transport_.comms().remove(this);
   std::lock_guard<std::mutex> lock(mu_);
   cudaSetDevice(transport_.device());
   if (own_stream_ != nullptr) cudaStreamSynchronize(own_stream_);

@@ -251,12 +251,12 @@ hvd_status nccl_comm_create(hvd_transport* t, const hvd_team* team,
     try {
       s = comm->step();
     } catch (...) {
-      transport->forget_pending(comm);
+      transport->comms().forget_pending(comm);
       delete comm;
       throw;
     }
     if (s == HVD_AGAIN) return HVD_AGAIN;
-    transport->forget_pending(comm);
+    transport->comms().forget_pending(comm);
     if (s != HVD_OK) {
       std::string why = hvd_plugin::last_error();
       delete comm;

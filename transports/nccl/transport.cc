@@ -61,7 +61,7 @@ Transport::Transport(const hvd_host* host)
 }
 
 Transport::~Transport() {
-  for (Comm* c : pending_) delete c;
+  comms_.destroy_pending();
   waker_->unref();
 }
 
@@ -79,47 +79,20 @@ void Transport::properties(hvd_transport_properties* props) const {
 }
 
 Comm* Transport::pending_comm(const hvd_team& team) {
-  for (Comm* c : pending_) {
-    if (c->same_team(team)) return c;
-  }
-  if (team.size < 1 || team.rank < 0 || team.rank >= team.size ||
-      team.world_ranks == nullptr) {
-    fail(HVD_ERR_INVALID_ARGUMENT, "nccl: comm_create: not a team");
-  }
-  if (hvd_status a = aborted(nullptr); a != HVD_OK) {
-    fail(a, "nccl: comm_create after abort");
-  }
-  uint32_t n = comms_per_set_[team.process_set]++;
-  auto* c = new Comm(
-      *this, team, UniqueIdExchange::key_for(team.process_set, team.epoch, n));
-  pending_.push_back(c);
-  return c;
-}
-
-void Transport::forget_pending(Comm* comm) {
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    if (pending_[i] == comm) {
-      pending_.erase(pending_.begin() + static_cast<long>(i));
-      return;
+  return comms_.pending(team, "nccl", [&](uint32_t n) {
+    if (hvd_status a = aborted(nullptr); a != HVD_OK) {
+      fail(a, "nccl: comm_create after abort");
     }
-  }
-}
-
-void Transport::add_comm(Comm* comm) {
-  std::lock_guard<std::mutex> lock(mu_);
-  comms_.insert(comm);
-}
-
-void Transport::remove_comm(Comm* comm) {
-  std::lock_guard<std::mutex> lock(mu_);
-  comms_.erase(comm);
+    return new Comm(*this, team,
+                    UniqueIdExchange::key_for(team.process_set, team.epoch, n));
+  });
 }
 
 void Transport::abort(hvd_status reason, int32_t peer) {
   std::lock_guard<std::mutex> lock(mu_);
   abort_.trip(reason, peer);
   reason = abort_.reason(&peer);
-  for (Comm* c : comms_) c->abort(reason, peer);
+  comms_.for_each_live([&](Comm* c) { c->abort(reason, peer); });
   waker_->notify();
 }
 

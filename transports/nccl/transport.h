@@ -4,12 +4,10 @@
 // the point-to-point connection calls answer HVD_ERR_UNSUPPORTED.
 #pragma once
 
-#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_set>
-#include <vector>
 
+#include "common/comm_registry.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
 #include "options.h"
@@ -35,11 +33,10 @@ class Transport {
   hvd_status wait_arm() { return waker_->take() ? HVD_AGAIN : HVD_OK; }
 
   // comm_create: the communicator being built for `team` until it is
-  // ready or failed (then forget_pending).
+  // ready or failed (then comms().forget_pending); live ones are
+  // registered there too, so that abort reaches them.
   Comm* pending_comm(const hvd_team& team);
-  void forget_pending(Comm* comm);
-  void add_comm(Comm* comm);
-  void remove_comm(Comm* comm);
+  hvd_transport_common::CommRegistry<Comm>& comms() { return comms_; }
 
   // Any thread: every communicator is aborted.
   void abort(hvd_status reason, int32_t peer);
@@ -50,11 +47,8 @@ class Transport {
   Options options_;
   int device_ = 0;
   Waker* waker_ = nullptr;
-  std::vector<Comm*> pending_;                 // core thread only
-  std::map<int32_t, uint32_t> comms_per_set_;  // names their unique ids
-
-  std::mutex mu_;  // comms_
-  std::unordered_set<Comm*> comms_;
+  std::mutex mu_;  // abort
+  hvd_transport_common::CommRegistry<Comm> comms_;
   hvd_plugin::AbortLatch abort_;
 };
 

@@ -20,6 +20,11 @@ struct Options {
   // through the ring: the receiver copies them straight out of the sender's
   // segment.
   uint64_t rendezvous_threshold = 64u << 10;
+  // Native collectives: bytes of each of a member's two slots in the
+  // communicator's segment (a two-shot round), and the largest allreduce
+  // that runs one-shot.
+  uint64_t coll_slot_bytes = 256u << 10;
+  uint64_t one_shot_max = 32u << 10;
 };
 
 // Reads and checks the table; throws a Failure (HVD_ERR_CONFIG) after

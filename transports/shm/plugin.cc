@@ -1,6 +1,7 @@
 // The shm transport's table: the shared entry points come from
 // TransportTable; what is shm's own (memory registration, the data calls
 // and how its objects reach their transport) is written here.
+#include "collectives.h"
 #include "connection.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
@@ -139,9 +140,15 @@ hvd_status shm_iget(hvd_conn* c, void* dst, hvd_mr*, hvd_remote_mr* src,
   });
 }
 
-constexpr hvd_transport_api kApi = [] {
+const char* describe() {
+  return "shared-memory rings; native allreduce (inline, one-shot, two-shot), "
+         "allgatherv, broadcast, barrier";
+}
+
+hvd_transport_api make_table() {
   hvd_transport_api api =
-      Table::api({shm_mr_reg, shm_mr_dereg, shm_isend, shm_irecv});
+      Table::api({shm_mr_reg, shm_mr_dereg, shm_isend, shm_irecv},
+                 {.describe = describe, .collectives = &hvd_shm::kCollectives});
   api.mem_alloc = shm_mem_alloc;
   api.mem_free = shm_mem_free;
   api.mr_export = shm_mr_export;
@@ -151,11 +158,12 @@ constexpr hvd_transport_api kApi = [] {
   api.iput = shm_iput;
   api.iget = shm_iget;
   return api;
-}();
+}
 
 }  // namespace
 
 extern "C" HVD_EXPORT const hvd_transport_api* hvd_transport_get_api(
     uint32_t core_major, uint32_t) {
-  return core_major == HVD_ABI_VERSION_MAJOR ? &kApi : nullptr;
+  static const hvd_transport_api table = make_table();
+  return core_major == HVD_ABI_VERSION_MAJOR ? &table : nullptr;
 }

@@ -1,6 +1,7 @@
-// One send, receive, put or get of the shm transport, from isend() (irecv,
-// iput, iget) until test() has reported it. Requests come from a pool owned
-// by the transport, so steady traffic allocates nothing.
+// One send, receive, put, get or collective of the shm transport, from
+// isend() (irecv, iput, iget, a collective's post) until test() has reported
+// it. Requests come from a pool owned by the transport, so steady traffic
+// allocates nothing.
 #pragma once
 
 #include <cstdint>
@@ -10,15 +11,17 @@
 
 namespace hvd_shm {
 
+class Comm;
 class Connection;
 class Transport;
 
-enum class RequestKind : uint8_t { kSend, kRecv, kPut, kGet };
+enum class RequestKind : uint8_t { kSend, kRecv, kPut, kGet, kCollective };
 
 struct Request {
   RequestKind kind = RequestKind::kSend;
   Transport* transport = nullptr;
   Connection* conn = nullptr;  // null once complete or the conn is closed
+  Comm* comm = nullptr;        // a collective's, until it completes
 
   uint8_t* buf = nullptr;  // send: the source; receive: the destination
   uint64_t bytes = 0;      // of buf

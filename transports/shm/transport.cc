@@ -1,16 +1,20 @@
 #include "transport.h"
 
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
+#include "comm.h"
 #include "common/host_access.h"
 #include "connection.h"
 #include "horovod_plugin/boundary.h"
 #include "names.h"
 #include "unix_socket.h"
+#include "wake_socket.h"
 
 namespace hvd_shm {
 
@@ -23,6 +27,17 @@ namespace {
 // Passes with nothing to do between two looks at the sockets (a peer that
 // is gone); wait_arm() always looks.
 constexpr uint32_t kEventCheckInterval = 256;
+
+// How long after a collective last passed a sync the core polls on instead
+// of sleeping (a sleep and its wake-up cost some 30 us).
+constexpr std::chrono::microseconds kCollectiveSpin{50};
+
+// How long a collective polls before it sleeps when the one before it had
+// to sleep (Comm::patient): longer than a wake-up takes on a busy host.
+constexpr std::chrono::microseconds kPatientSpin{500};
+
+// Looks at a collective's peers within one test() (about 1 us in all).
+constexpr uint32_t kTestSpins = 64;
 
 hvd_status check_info(const hvd_conn_info* info) {
   if (info == nullptr ||
@@ -60,6 +75,8 @@ Transport::Transport(const hvd_host* host)
 }
 
 Transport::~Transport() {
+  for (Comm* c : comms_) delete c;
+  for (Comm* c : joining_) delete c;
   for (Connection* c : connections_) delete c;
   for (Listener* l : listeners_) {
     ::close(l->fd);
@@ -75,7 +92,7 @@ void Transport::properties(hvd_transport_properties* props) const {
   p.struct_size = sizeof(p);
   p.mem_kinds = HVD_MEM_BIT(HVD_MEM_HOST);
   p.flags = HVD_TRANSPORT_INTRA_HOST | HVD_TRANSPORT_ONE_SIDED |
-            HVD_TRANSPORT_GLOBAL_MR;
+            HVD_TRANSPORT_GLOBAL_MR | HVD_TRANSPORT_NATIVE_COLLECTIVES;
   p.tag_bits = 64;
   p.max_requests = options_.max_requests;
   p.max_message_bytes = SIZE_MAX;
@@ -200,10 +217,16 @@ void Transport::unwatch(int fd) {
 
 // ---- progress and waiting --------------------------------------------------
 
+bool Transport::progress_collectives() {
+  bool moved = false;
+  for (Comm* c : comms_) moved = c->progress() || moved;
+  return moved;
+}
+
 bool Transport::progress() {
   aborted();
   if (armed_) disarm();
-  bool moved = false;
+  bool moved = progress_collectives();
   for (size_t i = 0; i < progressing_.size(); ++i) {
     moved = progressing_[i]->progress() || moved;
   }
@@ -230,6 +253,8 @@ void Transport::poll_events() {
     auto* source = static_cast<EventSource*>(events[i].data.ptr);
     if (source->kind == EventSource::kWake) {
       drain(wake_fd_);
+    } else if (source->kind == EventSource::kCommWake) {
+      comm_wake_->drain();
     } else if (source->kind == EventSource::kConnection) {
       static_cast<Connection*>(source->owner)->on_socket_event();
     }
@@ -238,6 +263,24 @@ void Transport::poll_events() {
 }
 
 hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
+  // A collective moves on the shared segment alone: the connections are
+  // looked at only while it waits.
+  if (!req->complete && req->kind == RequestKind::kCollective) {
+    aborted();
+    if (armed_) disarm();
+    Comm* comm = req->comm;
+    progress_collectives();
+    // The peers' steps are often a few ns away: look again for a moment
+    // before the core's loop takes over, unless ranks outnumber processors.
+    for (uint32_t i = 0; i < kTestSpins && !req->complete && comm != nullptr &&
+                         !comm->oversubscribed();
+         ++i) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+      comm->progress();
+    }
+  }
   if (!req->complete) progress();
   *done = requests_.reap(req, out) ? 1 : 0;
   return HVD_OK;
@@ -252,6 +295,21 @@ hvd_status Transport::wait_arm() {
   poll_events();
   bool finished = requests_.finished_since_last_call();
   if (moved || finished) return HVD_AGAIN;
+  const auto now = std::chrono::steady_clock::now();
+  for (Comm* c : comms_) {
+    if (c->moving(now, kCollectiveSpin) || c->patient(now, kPatientSpin)) {
+      // Polling on costs less than a wake-up; where members outnumber the
+      // processors, give the processor away meanwhile.
+      if (c->oversubscribed()) sched_yield();
+      return HVD_AGAIN;
+    }
+  }
+  for (Comm* c : comms_) {
+    if (c->arm()) {
+      disarm();
+      return HVD_AGAIN;
+    }
+  }
   for (Connection* c : progressing_) c->set_sleeping(true);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (Connection* c : progressing_) {
@@ -265,6 +323,7 @@ hvd_status Transport::wait_arm() {
 }
 
 void Transport::disarm() {
+  for (Comm* c : comms_) c->disarm();
   for (Connection* c : progressing_) c->set_sleeping(false);
   armed_ = false;
 }
@@ -273,6 +332,10 @@ void Transport::disarm() {
 
 void Transport::abort(hvd_status reason, int32_t peer) {
   abort_.trip(reason, peer);
+  wake_self();
+}
+
+void Transport::wake_self() {
   uint64_t one = 1;
   ssize_t n = ::write(wake_fd_, &one, sizeof(one));
   (void)n;
@@ -286,8 +349,74 @@ hvd_status Transport::aborted() {
 void Transport::apply_abort(hvd_status reason, int32_t peer) {
   std::string why = hvd_plugin::abort_text(reason, peer);
   for (Connection* c : connections_) c->fail(reason, peer, why);
+  for (Comm* c : comms_) {
+    c->abort(reason, peer);
+    c->progress();
+  }
+  for (Comm* c : joining_) c->abort(reason, peer);
   if (armed_) disarm();
   prune();
+}
+
+// ---- collectives communicators ---------------------------------------------
+
+hvd_status Transport::comm_create(const hvd_team& team, Comm** out) {
+  if (hvd_status reason = aborted(); reason != HVD_OK) {
+    return refuse(reason, "shm: the transport was aborted");
+  }
+  if (!HVD_HAS_FIELD(host_, hvd_host, device) || host_->device == nullptr ||
+      host_->device->reduce == nullptr) {
+    return refuse(HVD_ERR_UNSUPPORTED,
+                  "shm: native collectives need the host's reduction kernels "
+                  "(the host table has no device layer)");
+  }
+  std::vector<int32_t> members(team.world_ranks, team.world_ranks + team.size);
+  Comm* comm = nullptr;
+  for (Comm* c : joining_) {
+    if (c->process_set() == team.process_set && c->members() == members) {
+      comm = c;
+    }
+  }
+  if (comm == nullptr) {
+    // Members create a process set's communicators in the same order, so
+    // the count names the same segment on each.
+    uint32_t n = comms_per_set_[team.process_set]++;
+    std::string key = "shm.coll." + std::to_string(team.process_set) + "." +
+                      std::to_string(team.epoch) + "." + std::to_string(n);
+    joining_.push_back(new Comm(*this, team, key));
+    comm = joining_.back();
+  }
+  hvd_status s;
+  try {
+    s = comm->create();
+  } catch (...) {
+    joining_.erase(std::find(joining_.begin(), joining_.end(), comm));
+    delete comm;
+    throw;
+  }
+  if (s == HVD_AGAIN) return s;
+  joining_.erase(std::find(joining_.begin(), joining_.end(), comm));
+  if (s != HVD_OK) {
+    delete comm;
+    return s;
+  }
+  comms_.push_back(comm);
+  *out = comm;
+  return HVD_OK;
+}
+
+void Transport::comm_destroy(Comm* comm) {
+  comms_.erase(std::remove(comms_.begin(), comms_.end(), comm), comms_.end());
+  delete comm;
+}
+
+WakeSocket& Transport::wake_socket() {
+  if (!comm_wake_) {
+    auto socket = std::make_unique<WakeSocket>();
+    watch(socket->fd(), &comm_wake_source_);
+    comm_wake_ = std::move(socket);
+  }
+  return *comm_wake_;
 }
 
 // ---- requests --------------------------------------------------------------

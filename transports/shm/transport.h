@@ -1,7 +1,8 @@
-// The shm transport of one process: its connections and listeners, the
-// request pool, the wait fd (an epoll set over the process's eventfd, which
-// peers write to wake it, and every connection's socket, which reports a
-// peer that is gone), abort, and the memory segments it hands out.
+// The shm transport of one process: its connections and listeners, its
+// collectives communicators, the request pool, the wait fd (an epoll set
+// over the process's eventfd, which peers write to wake it, the wake socket
+// of the communicators, and every connection's socket, which reports a peer
+// that is gone), abort, and the memory segments it hands out.
 #pragma once
 
 #include <sys/epoll.h>
@@ -22,11 +23,13 @@
 
 namespace hvd_shm {
 
+class Comm;
 class Connection;
+class WakeSocket;
 
 // What an epoll event points at.
 struct EventSource {
-  enum Kind { kWake, kListener, kConnection } kind;
+  enum Kind { kWake, kCommWake, kListener, kConnection } kind;
   void* owner;
 };
 
@@ -61,6 +64,7 @@ class Transport {
   // One pass over every established connection; now and then, when passes
   // find nothing to do, a look at the sockets for peers that are gone.
   bool progress();  // whether anything moved
+  bool progress_collectives();
   hvd_status test(Request* req, int32_t* done, hvd_completion* out);
   int wait_fd() const { return epoll_fd_; }
   hvd_status wait_arm();
@@ -91,6 +95,16 @@ class Transport {
   // A peer's memory segment, mapped here once however often it is used.
   std::shared_ptr<Segment> map_peer_segment(const std::string& name);
 
+  // Collectives communicators. comm_create: HVD_AGAIN until every member
+  // has joined (the same call is repeated meanwhile).
+  hvd_status comm_create(const hvd_team& team, Comm** out);
+  void comm_destroy(Comm* comm);
+  // The socket communicators' peers wake this process through (created on
+  // first use).
+  WakeSocket& wake_socket();
+  // Wakes this process's own wait fd (abort from another thread).
+  void wake_self();
+
   // Connections entering and leaving the progress set.
   void established(Connection* conn);
   void watch(int fd, EventSource* source);
@@ -111,6 +125,12 @@ class Transport {
   std::unordered_set<Connection*> connections_;
   std::vector<Connection*> progressing_;  // established, not failed
   std::unordered_set<Listener*> listeners_;
+
+  std::vector<Comm*> comms_;                   // created
+  std::vector<Comm*> joining_;                 // comm_create answered HVD_AGAIN
+  std::map<int32_t, uint32_t> comms_per_set_;  // names their segments
+  std::unique_ptr<WakeSocket> comm_wake_;
+  EventSource comm_wake_source_{EventSource::kCommWake, this};
 
   hvd_transport_common::RequestPool<Request> requests_;
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "common/host_access.h"
@@ -246,6 +245,7 @@ void Connection::on_header(const FrameHeader& frame) {
   m->length = frame.length;
   m->parts_left = frame.parts;
   Request* r = posted_.find([&](Request* x) { return x->tag == frame.tag; });
+  t_.count_arrival(frame.length, r == nullptr);
   if (r != nullptr) {
     posted_.remove(r);
     m->recv = r;
@@ -253,8 +253,7 @@ void Connection::on_header(const FrameHeader& frame) {
     m->truncated = frame.length > r->bytes;
   } else {
     if (frame.length > 0) {
-      m->data = static_cast<uint8_t*>(std::malloc(frame.length));
-      if (m->data == nullptr) {
+      if (!t_.give_buffer(m, frame.length)) {
         t_.free_message(m);
         fail(HVD_ERR_OUT_OF_MEMORY, -1,
              "no memory for an unexpected message of " +
@@ -358,7 +357,6 @@ void Connection::deliver(InMessage* m, Request* recv) {
   } else if (length > 0) {
     std::memcpy(recv->buf, m->data, length);
   }
-  std::free(m->data);
   t_.free_message(m);
   --recvs_pending_;
   complete(recv, status, length);
@@ -478,7 +476,6 @@ void Connection::fail(hvd_status status, int32_t peer, const std::string& why) {
   // receive that asks for them.
   while (InMessage* m = arriving_.pop_front()) {
     if (UnexpectedMessages::linked(m)) unexpected_.remove(m);
-    std::free(m->data);
     t_.free_message(m);
   }
   for (InMessage* m = unexpected_.front(); m != nullptr;

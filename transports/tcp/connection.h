@@ -89,6 +89,8 @@ class Connection {
   void step_connecting(Stream& s);
   void step_accepting(Stream& s);
   void establish();
+  // Options::congestion_control on every stream.
+  void choose_congestion_control();
   void set_interest(Stream& s);
   void unwatch(Stream& s);
 

@@ -5,6 +5,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "common/host_access.h"
@@ -85,11 +86,9 @@ Connection::~Connection() {
   }
   while (InMessage* m = arriving_.pop_front()) {
     if (UnexpectedMessages::linked(m)) unexpected_.remove(m);
-    std::free(m->data);
     t_.free_message(m);
   }
   while (InMessage* m = unexpected_.pop_front()) {
-    std::free(m->data);
     t_.free_message(m);
   }
 }
@@ -304,7 +303,27 @@ void Connection::establish() {
   state_ = State::kEstablished;
   listener_ = nullptr;
   staging_.reset(new uint8_t[Transport::kScratchBytes]);
+  choose_congestion_control();
   for (Stream& s : streams_) set_interest(s);
+}
+
+void Connection::choose_congestion_control() {
+  std::string name = t_.options().congestion_control;
+  if (name == "system") return;
+  if (name == "auto") {
+    if (!same_host(streams_[0].fd)) return;
+    name = "reno";
+  }
+  for (Stream& s : streams_) {
+    if (!set_congestion_control(s.fd, name)) {
+      hvd_transport_common::log(
+          t_.host(), HVD_LOG_DEBUG,
+          "tcp: the kernel refused congestion control '" + name +
+              "' for the connection with rank " + std::to_string(peer_rank_) +
+              " (" + std::strerror(errno) + "); it keeps its default");
+      return;
+    }
+  }
 }
 
 hvd_status Connection::refusal() const {

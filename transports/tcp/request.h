@@ -54,7 +54,8 @@ struct InMessage {
   uint32_t parts_left = 0;
   Request* recv = nullptr;  // matched when the header arrived
   bool truncated = false;   // recv too small: the bytes are dropped
-  uint8_t* data = nullptr;  // unexpected: its own buffer (malloc)
+  uint8_t* data = nullptr;  // unexpected: its own buffer (BufferPool)
+  uint64_t capacity = 0;    // of data
   bool complete = false;
   Request* matched = nullptr;  // unexpected, then a receive was posted
 

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "horovod_plugin/boundary.h"
 
@@ -125,6 +126,62 @@ long recv_some(int fd, void* buf, size_t bytes) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
     return -1;
   }
+}
+
+namespace {
+
+// The host part of an address, IPv4-mapped IPv6 as IPv4; false if neither.
+bool host_bytes(const sockaddr_storage& a, std::string* out) {
+  if (a.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(a);
+    out->assign(reinterpret_cast<const char*>(&v4.sin_addr), 4);
+    return true;
+  }
+  if (a.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(a);
+    const auto* b = reinterpret_cast<const char*>(&v6.sin6_addr);
+    if (IN6_IS_ADDR_V4MAPPED(&v6.sin6_addr)) {
+      out->assign(b + 12, 4);
+    } else {
+      out->assign(b, 16);
+    }
+    return true;
+  }
+  return false;
+}
+
+bool is_loopback(const std::string& host) {
+  if (host.size() == 4) return static_cast<uint8_t>(host[0]) == 127;
+  static const char kV6Loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                       0, 0, 0, 0, 0, 0, 0, 1};
+  return host == std::string(kV6Loopback, 16);
+}
+
+}  // namespace
+
+bool same_host(int fd) {
+  sockaddr_storage mine{}, theirs{};
+  socklen_t a = sizeof(mine), b = sizeof(theirs);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &a) != 0 ||
+      getpeername(fd, reinterpret_cast<sockaddr*>(&theirs), &b) != 0) {
+    return false;
+  }
+  std::string local, peer;
+  if (!host_bytes(mine, &local) || !host_bytes(theirs, &peer)) return false;
+  return local == peer || is_loopback(peer);
+}
+
+bool set_congestion_control(int fd, const std::string& name) {
+  return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                    static_cast<socklen_t>(name.size())) == 0;
+}
+
+std::vector<std::string> congestion_controls() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  std::vector<std::string> names;
+  std::string name;
+  while (in >> name) names.push_back(name);
+  return names;
 }
 
 bool at_end(int fd) {

@@ -3,6 +3,9 @@
 
 #include <sys/uio.h>
 
+#include <string>
+#include <vector>
+
 #include "addresses.h"
 
 namespace hvd_tcp {
@@ -32,5 +35,13 @@ long send_some(int fd, const iovec* iov, int count);
 long recv_some(int fd, void* buf, size_t bytes);
 // Whether the peer has closed (a zero-byte peek), without consuming data.
 bool at_end(int fd);
+
+// Whether both ends of a connected socket are addresses of this host.
+bool same_host(int fd);
+// Sets the socket's congestion control algorithm; false (errno) when the
+// kernel refuses.
+bool set_congestion_control(int fd, const std::string& name);
+// The algorithms the kernel has (empty when it does not say).
+std::vector<std::string> congestion_controls();
 
 }  // namespace hvd_tcp

@@ -76,6 +76,16 @@ Transport::Transport(const hvd_host* host)
 }
 
 Transport::~Transport() {
+  if (arrived_.messages > 0) {
+    hvd_transport_common::log(
+        host_, HVD_LOG_DEBUG,
+        "tcp: " + std::to_string(arrived_.early_messages) + " of " +
+            std::to_string(arrived_.messages) + " messages (" +
+            std::to_string(arrived_.early_bytes) + " of " +
+            std::to_string(arrived_.bytes) +
+            " bytes) arrived before their receive was posted and were copied "
+            "once more");
+  }
   for (Listener* l : listeners_) delete l;
   for (Connection* c : connections_) delete c;
   ::close(abort_fd_);

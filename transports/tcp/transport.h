@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "addresses.h"
+#include "buffer_pool.h"
 #include "common/request_pool.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
@@ -66,7 +67,25 @@ class Transport {
   TxItem* new_item() { return items_.take(); }
   void free_item(TxItem* item) { items_.put(item); }
   InMessage* new_message() { return messages_.take(); }
-  void free_message(InMessage* message) { messages_.put(message); }
+  // Returns the message and its buffer, if it has one, to the pools.
+  void free_message(InMessage* message) {
+    buffers_.put(message->data, message->capacity);
+    messages_.put(message);
+  }
+  // A message of `bytes` arrived; `early`: before its receive was posted.
+  void count_arrival(uint64_t bytes, bool early) {
+    ++arrived_.messages;
+    arrived_.bytes += bytes;
+    if (early) {
+      ++arrived_.early_messages;
+      arrived_.early_bytes += bytes;
+    }
+  }
+  // A buffer for a message of `bytes` whose receive is not posted yet.
+  bool give_buffer(InMessage* message, uint64_t bytes) {
+    message->data = buffers_.take(bytes, &message->capacity);
+    return message->data != nullptr;
+  }
   // Somewhere to receive bytes that are dropped.
   uint8_t* scratch() { return scratch_.get(); }
   static constexpr size_t kScratchBytes = 64u << 10;
@@ -93,6 +112,13 @@ class Transport {
   hvd_transport_common::RequestPool<Request> requests_;
   hvd_transport_common::Pool<TxItem> items_;
   hvd_transport_common::Pool<InMessage> messages_;
+  // Free buffers of unexpected messages kept for the next ones: a few
+  // fusion buffers' worth.
+  BufferPool buffers_{256u << 20};
+  // Logged at finalize: what costs a copy shows here.
+  struct {
+    uint64_t messages = 0, bytes = 0, early_messages = 0, early_bytes = 0;
+  } arrived_;
 
   hvd_plugin::AbortLatch abort_;
 };

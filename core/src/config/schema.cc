@@ -124,8 +124,8 @@ const std::vector<KeySpec>& schema() {
        "--network-interfaces)."},
 
       {"reducer.load", T::Strings,
-       R"(["ring", "tree", "halving-doubling", "adasum"])", "", E::Native,
-       kShared, kCore, "",
+       R"(["ring", "tree", "halving-doubling", "adasum", "native"])", "",
+       E::Native, kShared, kCore, "",
        "Reducer plugins to load; the planner picks among them by their "
        "scores, unless rules below decide."},
   };

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "horovod_plugin/enums.h"
 
 // One message of the p2p layer: one or more transport requests (chunks).
 struct hvd_p2p_request_s {
@@ -96,14 +97,17 @@ Engine::Engine(int32_t world_rank, int32_t world_size, uint64_t epoch)
       world_size_(world_size),
       epoch_(epoch),
       links_(world_size),
+      gpu_links_(world_size),
       reported_(world_size, false),
       last_activity_(std::chrono::steady_clock::now()) {}
 
 Engine::~Engine() {
   drop_nested(nullptr);
   native_comms_.clear();
-  for (Link& link : links_) {
-    if (link.conn) link.transport->api().conn_close(link.conn);
+  for (std::vector<Link>* links : {&links_, &gpu_links_}) {
+    for (Link& link : *links) {
+      if (link.conn) link.transport->api().conn_close(link.conn);
+    }
   }
   caches_.clear();
   transports_.clear();
@@ -121,11 +125,22 @@ Transport* Engine::add_transport(std::unique_ptr<Transport> transport) {
   return t;
 }
 
+Transport* Engine::add_gpu_transport(std::unique_ptr<Transport> transport) {
+  if (gpu_) {
+    throw Error(HVD_ERR_INTERNAL, "p2p: a second gpu transport '" +
+                                      transport->name() + "' after '" +
+                                      gpu_->name() + "'");
+  }
+  gpu_ = add_transport(std::move(transport));
+  gpu_unavailable_.clear();
+  return gpu_;
+}
+
 void Engine::add_link(int32_t peer, Transport* transport, hvd_conn* conn) {
   size_t index = 0;
   while (transports_[index].get() != transport) ++index;
   const hvd_transport_properties& props = transport->properties();
-  Link& link = links_.at(peer);
+  Link& link = (transport == gpu_ ? gpu_links_ : links_).at(peer);
   link.peer = peer;
   link.transport = transport;
   link.conn = conn;
@@ -141,16 +156,20 @@ bool Engine::connected(int32_t peer) const {
   return peer >= 0 && peer < world_size_ && links_[peer].conn != nullptr;
 }
 
+bool Engine::gpu_connected(int32_t peer) const {
+  return peer >= 0 && peer < world_size_ && gpu_links_[peer].conn != nullptr;
+}
+
 bool Engine::needs_registration() const {
   for (const auto& t : transports_) {
-    if (t->needs_mr()) return true;
+    if (t.get() != gpu_ && t->needs_mr()) return true;
   }
   return false;
 }
 
 void Engine::register_permanent(const void* buf, size_t bytes) {
   for (size_t i = 0; i < caches_.size(); ++i) {
-    if (!caches_[i]) continue;
+    if (!caches_[i] || transports_[i].get() == gpu_) continue;
     hvd_status s = caches_[i]->add_permanent(buf, bytes, {HVD_MEM_HOST, 0});
     if (s != HVD_OK) {
       throw Error(s, transports_[i]->error("registering a buffer of " +
@@ -181,6 +200,11 @@ void Engine::reset_context(hvd_p2p_s* context, const Team* team,
   context->tag.sequence = sequence;
   context->tag.epoch = epoch_;
   context->subteams_used = 0;
+  context->memory = {HVD_MEM_HOST, 0};
+}
+
+Link& Engine::link_for(hvd_device memory, int32_t peer) {
+  return (memory.kind != HVD_MEM_HOST && gpu_ ? gpu_links_ : links_)[peer];
 }
 
 hvd_status Engine::isend(hvd_p2p_s* p, int32_t peer, const void* buf,
@@ -205,7 +229,16 @@ hvd_status Engine::post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
     return HVD_ERR_INVALID_ARGUMENT;
   }
   int32_t world_peer = p->team->world_rank(peer);
-  Link& link = links_[world_peer];
+  Link& link = link_for(p->memory, world_peer);
+  if (!link.conn && &link == &gpu_links_[world_peer]) {
+    last_error_ = gpu_->error(std::string(send ? "isend" : "irecv") +
+                              " to rank " + std::to_string(world_peer) +
+                              ": [transport] gpu '" + gpu_->name() +
+                              "' has no point-to-point connections (it moves " +
+                              hvd_plugin::mem_kind_name(p->memory.kind) +
+                              " memory through its collectives only)");
+    return HVD_ERR_UNSUPPORTED;
+  }
   if (!link.conn) {
     last_error_ = "no connection to rank " + std::to_string(world_peer);
     return HVD_ERR_INTERNAL;
@@ -219,7 +252,7 @@ hvd_status Engine::post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
   fields.step = step;
   req->tag = link.tags->compose(fields);
   if (link.cache) {
-    hvd_status s = link.cache->acquire(buf, bytes, {HVD_MEM_HOST, 0}, &req->mr);
+    hvd_status s = link.cache->acquire(buf, bytes, p->memory, &req->mr);
     if (s != HVD_OK) {
       last_error_ = link.transport->error("registering " +
                                           std::to_string(bytes) + " bytes");
@@ -367,6 +400,7 @@ hvd_status Engine::subteam(hvd_p2p_s* p, const int32_t* members, int32_t count,
   sub->root = root;
   sub->tag = root->tag;
   sub->tag.subteam = static_cast<uint32_t>(index + 1);
+  sub->memory = root->memory;
   root->subteams_used = index + 1;
   *out = sub;
   return HVD_OK;
@@ -449,13 +483,18 @@ const hvd_transport_collectives* Engine::native(hvd_p2p_s* p,
   hvd_coll_comm* dummy = nullptr;
   if (!comm) comm = &dummy;
   *comm = nullptr;
-  // One transport must reach every other member.
+  // Device memory: the gpu scope's transport, which every rank opened.
+  // Otherwise one transport must reach every other member.
   Transport* serving = nullptr;
-  for (int32_t i = 0; i < p->team->size(); ++i) {
-    if (i == p->team->rank()) continue;
-    const Link& link = links_[p->team->world_rank(i)];
-    if (!link.conn || (serving && link.transport != serving)) return nullptr;
-    serving = link.transport;
+  if (p->memory.kind != HVD_MEM_HOST && gpu_) {
+    serving = gpu_;
+  } else {
+    for (int32_t i = 0; i < p->team->size(); ++i) {
+      if (i == p->team->rank()) continue;
+      const Link& link = links_[p->team->world_rank(i)];
+      if (!link.conn || (serving && link.transport != serving)) return nullptr;
+      serving = link.transport;
+    }
   }
   if (!serving) return nullptr;
   const hvd_transport_collectives* ext =

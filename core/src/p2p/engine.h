@@ -2,14 +2,17 @@
 //
 // The engine owns the transports and one connection per peer (the mesh,
 // see mesh.h): a peer on this host over the `intra` transport, others over
-// `inter`. It composes transport tags from (process set, task sequence,
-// sub-team, step, epoch) within each transport's tag_bits, splits messages
-// above max_message_bytes into chunks (several in flight, matched in
-// order), registers buffers through a registration cache when a transport
-// needs it, and recycles its request objects, so nothing is allocated per
-// message once warm. A transport failure is reported once per peer to the
-// failure reporter, which the runtime passes on to
-// ControlPlane::report_failure unless the control plane names the rank at
+// `inter`. Where the job has a gpu scope ([transport] gpu open on every
+// rank), a task whose memory is device memory (set_memory) goes over it
+// instead: its messages over the gpu connections, when that transport has
+// them, and native() hands out that transport's collectives. It composes
+// transport tags from (process set, task sequence, sub-team, step, epoch)
+// within each transport's tag_bits, splits messages above max_message_bytes
+// into chunks (several in flight, matched in order), registers buffers through
+// a registration cache when a transport needs it, and recycles its request
+// objects, so nothing is allocated per message once warm. A transport failure
+// is reported once per peer to the failure reporter, which the runtime passes
+// on to ControlPlane::report_failure unless the control plane names the rank at
 // fault first (a broken connection may only be a survivor closing its own).
 //
 // Everything here runs on the background thread except abort().
@@ -45,6 +48,8 @@ struct hvd_p2p_s {
   hvd_p2p_s* root = this;
   // The transport whose native collectives native() handed out last.
   hvd::p2p::Transport* native_transport = nullptr;
+  // Where the task's buffers are (Engine::set_memory); sub-teams inherit it.
+  hvd_device memory{HVD_MEM_HOST, 0};
   // Root only:
   std::vector<std::unique_ptr<hvd::p2p::Team>> sub_teams;
   std::vector<std::unique_ptr<hvd_p2p_s>> sub_contexts;
@@ -79,19 +84,34 @@ class Engine {
 
   // Set-up (the mesh calls these).
   Transport* add_transport(std::unique_ptr<Transport> transport);
+  // The gpu scope's transport (at most one); its connections, if any, are
+  // added with add_link like the others.
+  Transport* add_gpu_transport(std::unique_ptr<Transport> transport);
+  // Why the job has no gpu scope (the mesh's agreed reason).
+  void set_gpu_unavailable(std::string why) {
+    gpu_unavailable_ = std::move(why);
+  }
   void add_link(int32_t peer, Transport* transport, hvd_conn* conn);
   const std::vector<std::unique_ptr<Transport>>& transports() const {
     return transports_;
   }
+  // Over the intra or inter transport.
   bool connected(int32_t peer) const;
-  // The transport serving `peer` (null when not connected).
+  // Over the gpu scope's transport.
+  bool gpu_connected(int32_t peer) const;
+  // The intra or inter transport serving `peer` (null when not connected).
   const Transport* transport_of(int32_t peer) const {
     return connected(peer) ? links_[peer].transport : nullptr;
   }
-  // Whether any transport needs registered memory (then user buffers go
-  // through the registered fusion buffers).
+  // The gpu scope's transport; null when the job has none, and then
+  // gpu_unavailable() says why.
+  const Transport* gpu_transport() const { return gpu_; }
+  const std::string& gpu_unavailable() const { return gpu_unavailable_; }
+  // Whether any host-memory transport needs registered memory (then user
+  // buffers go through the registered fusion buffers).
   bool needs_registration() const;
-  // Registers a long-lived buffer with every transport that needs it.
+  // Registers a long-lived host buffer with every host-memory transport
+  // that needs it.
   void register_permanent(const void* buf, size_t bytes);
   void forget_registration(const void* buf, size_t bytes);
 
@@ -107,6 +127,10 @@ class Engine {
   static const hvd_p2p_api* api();
   void reset_context(hvd_p2p_s* context, const Team* team, uint32_t process_set,
                      uint64_t sequence);
+  // The task's buffers are on `device` (host memory after reset_context).
+  static void set_memory(hvd_p2p_s* context, hvd_device device) {
+    context->memory = device;
+  }
 
   // The data path (the hvd_p2p_api functions land here).
   hvd_status isend(hvd_p2p_s* p, int32_t peer, const void* buf, size_t bytes,
@@ -117,7 +141,8 @@ class Engine {
   hvd_status subteam(hvd_p2p_s* p, const int32_t* members, int32_t count,
                      hvd_p2p_s** out);
   // Native collectives of the transport that reaches every other member of
-  // the team (see native.h), and the test of their requests.
+  // the team (see native.h): the gpu scope's for a task on device memory.
+  // And the test of their requests.
   const hvd_transport_collectives* native(hvd_p2p_s* p, hvd_coll_comm** comm);
   hvd_status native_test(hvd_p2p_s* p, hvd_request* req, int32_t* done,
                          hvd_completion* out);
@@ -133,9 +158,10 @@ class Engine {
   // (armed first) and `extra_fd` for at most `max_sleep`. A transport without
   // a wait fd limits the sleep to a short nap.
   void set_spin_time(std::chrono::nanoseconds spin) { spin_ = spin; }
-  // More ranks on this host than cores for this process: a waiting rank
-  // then yields its core at every poll of the spin (after a short pure spin
-  // where it is pinned to one core), as the peer it waits for may need it.
+  // This rank shares its cores with more ranks of its host than they
+  // number (core_sharing.h): a waiting rank then yields its core at every
+  // poll of the spin (after a short pure spin where it is pinned to one
+  // core), as the peer it waits for may need it.
   void set_oversubscribed(bool on);
   void note_activity();
   void wait(std::chrono::nanoseconds max_sleep, int extra_fd);
@@ -147,6 +173,8 @@ class Engine {
   const std::string& last_error() const { return last_error_; }
 
  private:
+  // The link to world rank `peer` for a task whose buffers are on `memory`.
+  Link& link_for(hvd_device memory, int32_t peer);
   hvd_status post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
                   size_t bytes, uint32_t step, hvd_p2p_request_s** out);
   void post_chunks(hvd_p2p_request_s* req);
@@ -166,6 +194,9 @@ class Engine {
   std::vector<std::unique_ptr<RegistrationCache>> caches_;  // per transport
   std::vector<std::unique_ptr<TagLayout>> layouts_;         // per transport
   std::vector<Link> links_;                                 // per world rank
+  Transport* gpu_ = nullptr;     // the gpu scope's transport, if any
+  std::vector<Link> gpu_links_;  // per world rank, over gpu_
+  std::string gpu_unavailable_;
   std::vector<std::unique_ptr<hvd_p2p_request_s>> requests_;
   hvd_p2p_request_s* free_ = nullptr;
   NestedCollectives* nested_ = nullptr;

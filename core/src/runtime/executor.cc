@@ -220,7 +220,8 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
     }
     // The fusion buffer is host memory, and so are outputs the core
     // allocated: device tensors that do not run in place are staged.
-    slot.staged = stage_device_memory(slot) || !direct;
+    slot.staged = stage_device_memory(slot) || !direct ||
+                  scales_values(r.collective, r.op, r.prescale, r.postscale);
     for (size_t e = 0; e < slot.ops.size() && !slot.staged; ++e) {
       if (!slot.ops[e]) continue;
       for (const TensorView& out : slot.ops[e]->outputs) {
@@ -230,9 +231,12 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
     if (slot.staged) {
       slot.args.device = {HVD_MEM_HOST, 0};
       direct = false;
+    } else {
+      slot.args.stream = slot.stream;
     }
   }
   slot.direct = direct;
+  p2p::Engine::set_memory(&slot.p2p, slot.args.device);
   switch (r.collective) {
     case HVD_COLL_ALLREDUCE:
       plan_allreduce(slot, direct);
@@ -616,21 +620,15 @@ bool Executor::copy(Slot& slot, std::vector<CopyJob>& jobs) {
 
 bool Executor::stage_device_memory(const Slot& slot) {
   const hvd_mem_kind kind = slot.device.kind;
-  auto key = std::make_pair(slot.set->id, kind);
+  const Response& r = slot.response;
+  const std::vector<std::string> reducers = reducers_.running(
+      r.collective, r.op, r.dtype, slot.set->planning_team->view(), kind);
+  auto key = std::make_tuple(slot.set->id, kind, reducers.empty());
   auto known = staged_routes_.find(key);
   if (known != staged_routes_.end()) return known->second;
-  std::vector<TransportMemory> transports;
-  for (const auto& t : engine_.transports()) {
-    transports.push_back({t->name(), t->properties().mem_kinds});
-  }
-  GpuTransport gpu;
-  gpu.configured = gpu_transports_;
-  gpu.not_loaded_reason = device_unusable(slot.device);
-  if (gpu.not_loaded_reason.empty()) {
-    gpu.not_loaded_reason =
-        "the core opens [transport] intra and inter transports only";
-  }
-  const RouteDecision decision = choose_memory_route(kind, transports, gpu);
+  const RouteDecision decision =
+      choose_memory_route(kind, transports_serving(engine_, *slot.set->team),
+                          gpu_transport_of(engine_, gpu_transports_), reducers);
   HVD_LOG(INFO) << "process set " << slot.set->id << ": " << decision.reason;
   const bool staged = decision.route == MemoryRoute::kStage;
   staged_routes_.emplace(key, staged);

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "p2p/engine.h"
@@ -127,7 +128,8 @@ class Executor {
   std::array<Slot, 2> slots_;
   timeline::Timeline* timeline_ = nullptr;
   std::vector<std::string> gpu_transports_;
-  std::map<std::pair<int32_t, hvd_mem_kind>, bool> staged_routes_;
+  // By process set, kind and whether no reducer runs the kind there.
+  std::map<std::tuple<int32_t, hvd_mem_kind, bool>, bool> staged_routes_;
 };
 
 }  // namespace hvd::runtime

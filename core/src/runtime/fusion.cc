@@ -3,7 +3,6 @@
 #include "device/device.h"
 
 namespace hvd::runtime {
-namespace {
 
 bool fusable(const Response& r) {
   if (r.kind != ResponseKind::kData) return false;
@@ -19,11 +18,10 @@ bool fusable(const Response& r) {
   }
 }
 
-bool same_key(const Response& a, const Response& b) {
+bool same_fusion_key(const Response& a, const Response& b) {
   if (a.process_set != b.process_set || a.collective != b.collective ||
       a.dtype != b.dtype || a.mem_kind != b.mem_kind ||
-      a.device_id != b.device_id ||
-      a.cache_bits.empty() != b.cache_bits.empty()) {
+      a.device_id != b.device_id) {
     return false;
   }
   if (a.collective == HVD_COLL_ALLREDUCE ||
@@ -35,7 +33,30 @@ bool same_key(const Response& a, const Response& b) {
   return true;
 }
 
+namespace {
+
+bool same_key(const Response& a, const Response& b) {
+  return a.cache_bits.empty() == b.cache_bits.empty() && same_fusion_key(a, b);
+}
+
 }  // namespace
+
+void copy_header(const Response& from, Response& to) {
+  to.kind = from.kind;
+  to.process_set = from.process_set;
+  to.collective = from.collective;
+  to.dtype = from.dtype;
+  to.mem_kind = from.mem_kind;
+  to.device_id = from.device_id;
+  to.op = from.op;
+  to.prescale = from.prescale;
+  to.postscale = from.postscale;
+  to.root = from.root;
+  to.error_status = from.error_status;
+  to.error = from.error;
+  to.last_joined = from.last_joined;
+  to.set_change = from.set_change;
+}
 
 uint64_t element_count(const std::vector<int64_t>& shape) {
   uint64_t n = 1;

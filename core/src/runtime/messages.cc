@@ -89,6 +89,7 @@ void encode(const ResponseList& list, std::vector<uint8_t>& out) {
   w.put<uint8_t>(list.tuned);
   w.put(list.fusion_threshold);
   w.put(list.cycle_time_ns);
+  w.put_string(list.reducer);
   w.put<uint32_t>(static_cast<uint32_t>(list.responses.size()));
   for (const Response& p : list.responses) {
     w.put<uint8_t>(!p.cache_bits.empty());
@@ -132,6 +133,7 @@ ResponseList decode_responses(const std::vector<uint8_t>& in) {
   list.tuned = r.get<uint8_t>() != 0;
   list.fusion_threshold = r.get<uint64_t>();
   list.cycle_time_ns = r.get<int64_t>();
+  list.reducer = r.get_string();
   uint32_t n = r.get<uint32_t>();
   list.responses.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {

@@ -102,6 +102,7 @@ struct ResponseList {
   bool tuned = false;
   uint64_t fusion_threshold = 0;
   int64_t cycle_time_ns = 0;
+  std::string reducer;  // preferred where it can run; "": the planner's
   std::vector<Response> responses;
 };
 

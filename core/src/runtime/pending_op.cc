@@ -56,9 +56,10 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
     throw Error(HVD_ERR_INVALID_ARGUMENT,
                 std::string("hvd_enqueue: ") + cname + " without a name");
   }
-  const std::string what = std::string(cname) + " '" + q.name + "'";
+  // Built only for an error message.
+  auto what = [&] { return std::string(cname) + " '" + q.name + "'"; };
   auto invalid = [&](const std::string& why) {
-    return Error(HVD_ERR_INVALID_ARGUMENT, what + ": " + why);
+    return Error(HVD_ERR_INVALID_ARGUMENT, what() + ": " + why);
   };
 
   if (!takes_name(op.collective)) {
@@ -75,8 +76,7 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
   }
 
   for (int32_t i = 0; i < op.tensor_count; ++i) {
-    p.inputs.push_back(
-        view_tensor(op.inputs[i], what + " input " + std::to_string(i)));
+    p.inputs.push_back(view_tensor(op.inputs[i], cname, q.name, "input", i));
     const TensorView& in = p.inputs.back();
     if (i > 0 && in.dtype != p.inputs[0].dtype) {
       throw invalid("grouped tensors differ in dtype (" +
@@ -101,7 +101,7 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
         (op.collective != HVD_COLL_ALLREDUCE || op.tensor_count > 1)) {
       // Adasum's coefficients are per tensor; a reducer sees one buffer.
       throw Error(HVD_ERR_UNSUPPORTED,
-                  what + ": adasum runs allreduce of one tensor at a time");
+                  what() + ": adasum runs allreduce of one tensor at a time");
     }
     q.op = op.op;
     q.prescale = op.prescale == 0 ? 1.0 : op.prescale;
@@ -147,8 +147,7 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
         p.outputs.push_back(in);  // in place
         continue;
       }
-      TensorView out =
-          view_tensor(op.outputs[i], what + " output " + std::to_string(i));
+      TensorView out = view_tensor(op.outputs[i], cname, q.name, "output", i);
       std::vector<int64_t> expected = in.shape;
       if (op.collective == HVD_COLL_REDUCESCATTER) {
         expected[0] = reducescatter_rows(in.shape[0], set_size)[set_rank];
@@ -213,7 +212,7 @@ PendingOp make_pending_op(const hvd_op& op, int32_t set_size, int32_t set_rank,
       std::vector<hvd_device> devices;
       for (const TensorView& v : p.inputs) devices.push_back(v.device);
       for (const TensorView& v : p.outputs) devices.push_back(v.device);
-      uniform_device(devices, what);  // throws, naming both devices
+      uniform_device(devices, what());  // throws, naming both devices
     }
   }
   p.ready_event = op.ready_event;

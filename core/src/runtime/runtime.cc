@@ -330,9 +330,13 @@ void Runtime::wake() {
   uint64_t one = 1;
   ssize_t n = write(wake_fd_, &one, sizeof one);
   (void)n;
+  // After the write: a drain that finds the flag set finds the count too.
+  wake_written_.store(true, std::memory_order_release);
 }
 
 void Runtime::drain_wake_fd() {
+  // Most waits end without a wake (a spin's yield): no system call then.
+  if (!wake_written_.exchange(false, std::memory_order_acq_rel)) return;
   uint64_t value;
   ssize_t n = read(wake_fd_, &value, sizeof value);
   (void)n;
@@ -364,9 +368,12 @@ void Runtime::complete(PendingOp* op, hvd_status status,
     adapter_release(op->adapter);
   }
   if (op->done) op->done(op->user, status, text.c_str());
-  finish_handle(op->handle, status, text);
-  unref_handle(op->handle);
+  // Freed before the waiter wakes: where it shares this thread's core, it
+  // runs as soon as this thread yields.
+  hvd_handle_s* handle = op->handle;
   delete op;
+  finish_handle(handle, status, text);
+  unref_handle(handle);
 }
 
 bool Runtime::input_ready(PendingOp* op) {
@@ -461,7 +468,7 @@ void Runtime::cycle() {
   if (rank_ == 0) {
     ResponseList list;
     coordinate(gathered, list);
-    if (autotuner_) tune(list);
+    if (autotuner_) tune(list, true);
     encode(list, response_bytes_);
     if (stall_) inspect_stalls();
   }

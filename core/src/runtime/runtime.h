@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -25,6 +26,7 @@
 
 #include "config/config.h"
 #include "horovod/horovod.h"
+#include "runtime/autotune.h"
 #include "runtime/messages.h"
 #include "runtime/pending_op.h"
 #include "timeline/timeline.h"
@@ -106,6 +108,8 @@ class Runtime {
   // The ranks whose requests for a cached tensor (its bit) have come.
   void mark_arrivals(const ProcessSet& set, const std::string& name,
                      const std::vector<RequestList>& lists, uint32_t bit);
+  // Every member's (a cache-bit round found the bit set on all of them).
+  void mark_arrived(const ProcessSet& set, const std::string& name);
   void loop();
   void cycle();
   // runtime_cache_sync.cc: a cycle without the coordinator. Every rank
@@ -139,10 +143,12 @@ class Runtime {
   void mark_queued(ProcessSet& set, const Response& response);
   // Ops submitted here wait in negotiation for other ranks.
   bool awaiting_others() const;
-  // Autotune (world rank 0): scores the cycle's responses and, when the
-  // autotuner moves on, puts the new setting in the list.
+  // Autotune (world rank 0): scores the cycle's responses; when the
+  // autotuner moves on, the new setting goes in `out` if `announce` (a
+  // list over the control plane), else it waits for the next such list
+  // (a cache-bit round: kTuned then brings the control plane back).
   void start_autotune();
-  void tune(ResponseList& out);
+  void tune(ResponseList& out, bool announce);
   void apply_tuning(const ResponseList& list);
   void plan(Response& response, const ProcessSet& set);
   ProcessSet* find_set(int32_t id) const;
@@ -195,8 +201,9 @@ class Runtime {
   // behind a large transfer on any connection. The same on every rank.
   static constexpr uint64_t kQuietBytes = 64 << 10;
   bool data_path_quiet_ = true;
-  std::unique_ptr<Autotuner> autotuner_;  // world rank 0, when on
-  std::string preferred_reducer_;         // the autotuner's, on rank 0
+  std::unique_ptr<Autotuner> autotuner_;       // world rank 0, when on
+  std::optional<TuneSetting> pending_tuning_;  // not yet announced
+  std::string preferred_reducer_;              // the autotuner's, on every rank
   int wake_fd_ = -1;
   std::thread thread_;
 
@@ -213,6 +220,7 @@ class Runtime {
   // enqueue need not write the wake fd: it looks at has_new_ while it
   // spins).
   std::atomic<bool> sleeping_{false};
+  std::atomic<bool> wake_written_{false};  // the wake fd may be readable
   std::atomic<bool> failed_{false};
   std::mutex failure_mutex_;
   std::string failure_message_;
@@ -225,6 +233,10 @@ class Runtime {
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;
   std::vector<size_t> candidates_;
+  // A cache-bit round's ready bits per process set and its responses,
+  // kept from round to round (their storage is reused).
+  std::vector<std::vector<uint32_t>> ready_bits_;
+  ResponseList bit_list_;
   int32_t transport_fault_peer_ = -1;  // the first peer a transport blamed
   std::string transport_fault_;
   std::chrono::nanoseconds verdict_wait_{std::chrono::seconds(1)};

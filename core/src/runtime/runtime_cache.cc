@@ -136,20 +136,17 @@ void Runtime::cached_responses(std::vector<std::vector<Response>>& ready,
 }
 
 void Runtime::apply_cache(ResponseList& list) {
-  std::vector<bool> from_cache(list.responses.size(), false);
-  for (size_t i = 0; i < list.responses.size(); ++i) {
-    Response& r = list.responses[i];
+  for (Response& r : list.responses) {
     if (r.cache_bits.empty()) continue;
-    from_cache[i] = true;
-    std::vector<uint32_t> bits = std::move(r.cache_bits);
-    std::string reducer = std::move(r.reducer);
-    r = cache_->at(bits[0]);
-    r.entries.clear();
-    r.reducer = std::move(reducer);
-    for (uint32_t bit : bits) {
-      r.entries.push_back(cache_->at(bit).entries[0]);
-      cache_->touch(bit);
+    // As it came over the control plane: bits and reducer alone. (The
+    // cache-bit path fills them in as it fuses.)
+    if (r.entries.empty()) {
+      copy_header(cache_->at(r.cache_bits[0]), r);
+      for (uint32_t bit : r.cache_bits) {
+        r.entries.push_back(cache_->at(bit).entries[0]);
+      }
     }
+    for (uint32_t bit : r.cache_bits) cache_->touch(bit);
     ProcessSet* set = find_set(r.process_set);
     if (!set || !set->member()) continue;
     for (const Entry& e : r.entries) {
@@ -158,8 +155,8 @@ void Runtime::apply_cache(ResponseList& list) {
     }
   }
   for (uint32_t bit : list.cache_erase) cache_->erase(bit);
-  for (size_t i = 0; i < list.responses.size(); ++i) {
-    if (!from_cache[i]) cache_->put(list.responses[i]);
+  for (const Response& r : list.responses) {
+    if (r.cache_bits.empty()) cache_->put(r);
   }
   // Ops a cached response now runs are the executor's.
   cached_waiting_.erase(

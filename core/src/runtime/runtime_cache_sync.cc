@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "p2p/and_allreduce.h"
 #include "p2p/engine.h"
+#include "runtime/fusion.h"
 #include "runtime/process_set.h"
 #include "runtime/response_cache.h"
 #include "runtime/runtime.h"
@@ -29,15 +30,15 @@ enum Reason : uint64_t {
   // joins, alltoalls, failed inputs, process set changes.
   kRequests = 1,
   kShutdown = 2,
-  kJoined = 4,     // only the coordinator counts joined ranks in
-  kLongWait = 8,   // the stall inspector must see what waits
-  kObserved = 16,  // world rank 0's timeline or autotuner watches the
-                   // coordinator (and only rank 0 knows the tuned reducer)
+  kJoined = 4,    // only the coordinator counts joined ranks in
+  kLongWait = 8,  // the stall inspector must see what waits
+  kTuned = 16,    // world rank 0's autotuner moved on: the control plane
+                  // carries the new setting to every rank
 };
 
 std::string describe(uint64_t reasons) {
   static const char* names[] = {"requests", "shutdown", "join", "long wait",
-                                "timeline or autotune"};
+                                "new autotune setting"};
   std::string out;
   for (int i = 0; i < 5; ++i) {
     if (reasons & (uint64_t{1} << i))
@@ -56,7 +57,7 @@ uint64_t Runtime::reasons_to_negotiate() const {
   uint64_t reasons = 0;
   if (!requests_.requests.empty()) reasons |= kRequests;
   if (requests_.shutdown) reasons |= kShutdown;
-  if (rank_ == 0 && (timeline_.on() || autotuner_)) reasons |= kObserved;
+  if (pending_tuning_) reasons |= kTuned;
   const auto now = std::chrono::steady_clock::now();
   for (const auto& set : sets_) {
     if (set->join) reasons |= kJoined;
@@ -123,7 +124,10 @@ bool Runtime::negotiate_by_cache_bits() {
     return false;
   }
   ++bit_rounds_;
-  std::vector<std::vector<Response>> ready(sets_.size());
+  // The ready bits by process set (sets_ order), each set's in bit order;
+  // the responses are fused and planned from the cache in place.
+  ready_bits_.resize(sets_.size());
+  for (std::vector<uint32_t>& set_bits : ready_bits_) set_bits.clear();
   for (uint32_t bit = 0; bit < bits; ++bit) {
     if (!((all[1 + bit / 64] >> (bit % 64)) & 1) || !cache_->in_use(bit)) {
       continue;
@@ -135,12 +139,25 @@ bool Runtime::negotiate_by_cache_bits() {
     }
     if (index == sets_.size()) continue;
     if (stall_) stall_->resolved(cached.process_set, cached.entries[0].name);
-    Response r = cached;
-    r.cache_bits = {bit};
-    ready[index].push_back(std::move(r));
+    // Every member had it ready by this round.
+    if (timeline_.on()) mark_arrived(*sets_[index], cached.entries[0].name);
+    ready_bits_[index].push_back(bit);
   }
-  ResponseList list;
-  cached_responses(ready, list);
+  // Only the responses change between rounds: the list's other fields stay
+  // as a fresh list has them.
+  ResponseList& list = bit_list_;
+  list.responses.clear();
+  auto at = [this](uint32_t bit) -> const Response& { return cache_->at(bit); };
+  for (size_t i = 0; i < sets_.size(); ++i) {
+    if (ready_bits_[i].empty()) continue;
+    const size_t first = list.responses.size();
+    fuse_cached(ready_bits_[i], at, fusion_threshold_, sets_[i]->size(),
+                list.responses);
+    for (size_t r = first; r < list.responses.size(); ++r) {
+      plan(list.responses[r], *sets_[i]);
+    }
+  }
+  if (autotuner_) tune(list, false);
   run_responses(list);
   return true;
 }

@@ -73,6 +73,11 @@ void Runtime::mark_arrivals(const ProcessSet& set, const std::string& name,
   }
 }
 
+void Runtime::mark_arrived(const ProcessSet& set, const std::string& name) {
+  const std::string* row = timeline_.intern(name);
+  for (int32_t world : set.world_ranks) timeline_.arrived(row, world);
+}
+
 void Runtime::inspect_stalls() {
   StallInspector::Verdict v = stall_->check(std::chrono::steady_clock::now());
   if (!v.warning.empty()) {

@@ -24,30 +24,33 @@ void Runtime::start_autotune() {
   HVD_LOG(INFO) << "autotune: starting from " << defaults.describe();
 }
 
-void Runtime::tune(ResponseList& out) {
-  if (autotuner_->settled()) return;
-  uint64_t bytes = 0;
-  for (const Response& r : out.responses) {
-    if (r.kind != ResponseKind::kData) continue;
-    const ProcessSet* set = find_set(r.process_set);
-    if (set) bytes += response_bytes(r, set->size());
+void Runtime::tune(ResponseList& out, bool announce) {
+  if (!autotuner_->settled() && !pending_tuning_) {
+    uint64_t bytes = 0;
+    for (const Response& r : out.responses) {
+      if (r.kind != ResponseKind::kData) continue;
+      const ProcessSet* set = find_set(r.process_set);
+      if (set) bytes += response_bytes(r, set->size());
+    }
+    pending_tuning_ =
+        autotuner_->note_cycle(bytes, std::chrono::steady_clock::now());
   }
-  std::optional<TuneSetting> next =
-      autotuner_->note_cycle(bytes, std::chrono::steady_clock::now());
-  if (!next) return;
+  if (!announce || !pending_tuning_) return;
   out.tuned = true;
-  out.fusion_threshold = next->fusion_threshold;
-  out.cycle_time_ns = next->cycle_time.count();
-  preferred_reducer_ = next->reducer;
+  out.fusion_threshold = pending_tuning_->fusion_threshold;
+  out.cycle_time_ns = pending_tuning_->cycle_time.count();
+  out.reducer = pending_tuning_->reducer;
   if (autotuner_->settled()) {
-    HVD_LOG(INFO) << "autotune: settled on " << next->describe();
+    HVD_LOG(INFO) << "autotune: settled on " << pending_tuning_->describe();
   }
+  pending_tuning_.reset();
 }
 
 void Runtime::apply_tuning(const ResponseList& list) {
   if (!list.tuned) return;
   fusion_threshold_ = list.fusion_threshold;
   cycle_time_ = std::chrono::nanoseconds(list.cycle_time_ns);
+  preferred_reducer_ = list.reducer;
 }
 
 }  // namespace hvd::runtime

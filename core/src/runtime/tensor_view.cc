@@ -75,9 +75,14 @@ hvd_dl_dtype dl_from_dtype(hvd_dtype dtype) {
   return {0, 0, 0};
 }
 
-TensorView view_tensor(const hvd_tensor& t, const std::string& what) {
+namespace {
+
+// `name()` gives the descriptor's name for an error message: built only
+// when one is thrown.
+template <typename Name>
+TensorView checked_view(const hvd_tensor& t, const Name& name) {
   auto invalid = [&](const std::string& why) {
-    return Error(HVD_ERR_INVALID_ARGUMENT, what + ": " + why);
+    return Error(HVD_ERR_INVALID_ARGUMENT, name() + ": " + why);
   };
   if (!HVD_HAS_FIELD(&t, hvd_tensor, byte_offset)) {
     throw invalid("descriptor of " + std::to_string(t.struct_size) +
@@ -122,17 +127,32 @@ TensorView view_tensor(const hvd_tensor& t, const std::string& what) {
   if (t.device.kind != HVD_MEM_HOST) {
     if (t.device.kind != HVD_MEM_CUDA) {
       throw Error(HVD_ERR_UNSUPPORTED,
-                  what + ": memory kind " + std::to_string(t.device.kind) +
+                  name() + ": memory kind " + std::to_string(t.device.kind) +
                       " is not supported (host and CUDA memory only)");
     }
     std::string why = device_unusable(t.device);
-    if (!why.empty()) throw Error(HVD_ERR_UNSUPPORTED, what + ": " + why);
+    if (!why.empty()) throw Error(HVD_ERR_UNSUPPORTED, name() + ": " + why);
   }
   v.device = t.device;
   if (elements > 0 && !t.data) throw invalid("null data with elements");
   v.data = static_cast<uint8_t*>(t.data);
   if (v.data) v.data += t.byte_offset;
   return v;
+}
+
+}  // namespace
+
+TensorView view_tensor(const hvd_tensor& t, const std::string& what) {
+  return checked_view(t, [&] { return what; });
+}
+
+TensorView view_tensor(const hvd_tensor& t, const char* collective,
+                       const std::string& op_name, const char* role,
+                       int32_t index) {
+  return checked_view(t, [&] {
+    return std::string(collective) + " '" + op_name + "' " + role + " " +
+           std::to_string(index);
+  });
 }
 
 hvd_tensor describe_tensor(const TensorView& v) {

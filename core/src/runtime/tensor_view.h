@@ -32,6 +32,11 @@ hvd_dl_dtype dl_from_dtype(hvd_dtype dtype);
 // CUDA memory on a device that is not usable here (no runtime, no driver,
 // no such device: the message says which).
 TensorView view_tensor(const hvd_tensor& tensor, const std::string& what);
+// The same, naming it "<collective> '<op_name>' <role> <index>" (built
+// only for an error: enqueue checks every tensor of every op).
+TensorView view_tensor(const hvd_tensor& tensor, const char* collective,
+                       const std::string& op_name, const char* role,
+                       int32_t index);
 
 // A descriptor of `view` (data, dtype, shape pointing into `view`).
 hvd_tensor describe_tensor(const TensorView& view);
