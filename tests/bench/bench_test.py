@@ -292,15 +292,27 @@ class MpiPeer(unittest.TestCase):
             self.assertAlmostEqual(ratio, ours / peer, delta=1e-4 * ratio)
 
     def test_every_collective_against_mpi(self):
-        for collective in COLLECTIVES:
-            with self.subTest(collective=collective):
-                status, out, err = mpirun(
-                    ["--mca", "pml", "ob1", "--mca", "btl", "self,vader",
-                     BENCH, "--peer", "mpi", "-c", collective, "--csv",
-                     "-b", "64", "-e", "4K", "-f", "64"] + QUICK)
-                self.assertEqual(status, 0, err)
-                _, rows = csv_rows(out)
-                self.assertEqual(len(rows), 2)
+        for peer in ("mpi", "mpi-nb"):
+            for collective in COLLECTIVES:
+                with self.subTest(peer=peer, collective=collective):
+                    status, out, err = mpirun(
+                        ["--mca", "pml", "ob1", "--mca", "btl", "self,vader",
+                         BENCH, "--peer", peer, "-c", collective, "--csv",
+                         "-b", "64", "-e", "4K", "-f", "64"] + QUICK)
+                    self.assertEqual(status, 0, err)
+                    header, rows = csv_rows(out)
+                    self.assertIn(peer + "_time_us", header)
+                    self.assertEqual(len(rows), 2)
+                    for r in rows:
+                        self.assertGreater(float(r[11]), 0)
+
+    def test_nonblocking_peer_names_the_nonblocking_call(self):
+        status, out, err = mpirun(
+            ["--mca", "pml", "ob1", "--mca", "btl", "self,vader",
+             BENCH, "--peer", "mpi-nb", "-b", "4", "-e", "4"] + QUICK)
+        self.assertEqual(status, 0, err)
+        self.assertTrue(any("(MPI_Iallreduce + MPI_Test on MPI_COMM_WORLD)"
+                            in l for l in out), out)
 
 
 class Sweep(unittest.TestCase):

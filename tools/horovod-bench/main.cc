@@ -143,7 +143,8 @@ int run(const Options& o) {
   int rank = rank_hint();
   // MPI first: its MPI_Init and our PMIx bootstrap share the launcher.
   std::unique_ptr<Layer> peer;
-  if (o.peer == "mpi") peer = make_mpi_peer(o.collective);
+  const bool mpi_peer = o.peer == "mpi" || o.peer == "mpi-nb";
+  if (mpi_peer) peer = make_mpi_peer(o.collective, o.peer == "mpi-nb");
   EffectiveConfig config(o);
   std::unique_ptr<Layer> ours;
   if (o.layer == LayerKind::kCollective) {
@@ -157,7 +158,7 @@ int run(const Options& o) {
     if (o.peer == "gloo") {
       peer = make_gloo_peer(o.collective, ours->rank(), ours->size());
     }
-    if (peer && o.peer == "mpi" &&
+    if (peer && mpi_peer &&
         (peer->rank() != ours->rank() || peer->size() != ours->size())) {
       throw hvd::Error(
           HVD_ERR_CONFIG,

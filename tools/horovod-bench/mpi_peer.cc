@@ -26,8 +26,9 @@ bool launched_by_mpirun() {
 
 class MpiPeer : public Layer {
  public:
-  explicit MpiPeer(hvd_collective collective)
-      : function_(function_name(collective)) {
+  MpiPeer(hvd_collective collective, bool nonblocking)
+      : nonblocking_(nonblocking),
+        function_(function_name(collective, nonblocking)) {
     if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
       throw Error(HVD_ERR_SYSTEM, "--peer mpi: MPI_Init failed");
     }
@@ -46,7 +47,8 @@ class MpiPeer : public Layer {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string describe() const override {
-    return library_ + " (" + function_ + " on MPI_COMM_WORLD)";
+    return library_ + " (" + function_ + (nonblocking_ ? " + MPI_Test" : "") +
+           " on MPI_COMM_WORLD)";
   }
 
   void prepare(const Shape& shape, Workload& workload) override {
@@ -81,32 +83,7 @@ class MpiPeer : public Layer {
   }
 
   void run_once() override {
-    const int block = static_cast<int>(shape_.block);
-    const int count = static_cast<int>(shape_.count);
-    int rc = MPI_SUCCESS;
-    switch (shape_.collective) {
-      case HVD_COLL_ALLREDUCE:
-        rc = MPI_Allreduce(send_, recv_, count, type_, MPI_SUM, MPI_COMM_WORLD);
-        break;
-      case HVD_COLL_ALLGATHER:
-        rc = MPI_Allgather(send_, block, type_, recv_, block, type_,
-                           MPI_COMM_WORLD);
-        break;
-      case HVD_COLL_BROADCAST:
-        rc = MPI_Bcast(recv_, count, type_, 0, MPI_COMM_WORLD);
-        break;
-      case HVD_COLL_ALLTOALL:
-        rc = MPI_Alltoall(send_, block, type_, recv_, block, type_,
-                          MPI_COMM_WORLD);
-        break;
-      case HVD_COLL_REDUCESCATTER:
-        rc = MPI_Reduce_scatter_block(send_, recv_, block, type_, MPI_SUM,
-                                      MPI_COMM_WORLD);
-        break;
-      default:
-        throw Error(HVD_ERR_UNSUPPORTED,
-                    "--peer mpi: no MPI collective for this one");
-    }
+    int rc = nonblocking_ ? run_nonblocking() : run_blocking();
     if (rc != MPI_SUCCESS) {
       throw Error(HVD_ERR_SYSTEM,
                   function_ + " of " + std::to_string(shape_.bytes()) +
@@ -134,21 +111,83 @@ class MpiPeer : public Layer {
   }
 
  private:
-  static const char* function_name(hvd_collective collective) {
+  static std::string function_name(hvd_collective collective,
+                                   bool nonblocking) {
     switch (collective) {
       case HVD_COLL_ALLREDUCE:
-        return "MPI_Allreduce";
+        return nonblocking ? "MPI_Iallreduce" : "MPI_Allreduce";
       case HVD_COLL_ALLGATHER:
-        return "MPI_Allgather";
+        return nonblocking ? "MPI_Iallgather" : "MPI_Allgather";
       case HVD_COLL_BROADCAST:
-        return "MPI_Bcast";
+        return nonblocking ? "MPI_Ibcast" : "MPI_Bcast";
       case HVD_COLL_ALLTOALL:
-        return "MPI_Alltoall";
+        return nonblocking ? "MPI_Ialltoall" : "MPI_Alltoall";
       default:
-        return "MPI_Reduce_scatter_block";
+        return nonblocking ? "MPI_Ireduce_scatter_block"
+                           : "MPI_Reduce_scatter_block";
     }
   }
 
+  int run_blocking() {
+    const int block = static_cast<int>(shape_.block);
+    const int count = static_cast<int>(shape_.count);
+    switch (shape_.collective) {
+      case HVD_COLL_ALLREDUCE:
+        return MPI_Allreduce(send_, recv_, count, type_, MPI_SUM,
+                             MPI_COMM_WORLD);
+      case HVD_COLL_ALLGATHER:
+        return MPI_Allgather(send_, block, type_, recv_, block, type_,
+                             MPI_COMM_WORLD);
+      case HVD_COLL_BROADCAST:
+        return MPI_Bcast(recv_, count, type_, 0, MPI_COMM_WORLD);
+      case HVD_COLL_ALLTOALL:
+        return MPI_Alltoall(send_, block, type_, recv_, block, type_,
+                            MPI_COMM_WORLD);
+      case HVD_COLL_REDUCESCATTER:
+        return MPI_Reduce_scatter_block(send_, recv_, block, type_, MPI_SUM,
+                                        MPI_COMM_WORLD);
+      default:
+        throw Error(HVD_ERR_UNSUPPORTED,
+                    "--peer mpi: no MPI collective for this one");
+    }
+  }
+
+  int run_nonblocking() {
+    const int block = static_cast<int>(shape_.block);
+    const int count = static_cast<int>(shape_.count);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+    switch (shape_.collective) {
+      case HVD_COLL_ALLREDUCE:
+        rc = MPI_Iallreduce(send_, recv_, count, type_, MPI_SUM, MPI_COMM_WORLD,
+                            &req);
+        break;
+      case HVD_COLL_ALLGATHER:
+        rc = MPI_Iallgather(send_, block, type_, recv_, block, type_,
+                            MPI_COMM_WORLD, &req);
+        break;
+      case HVD_COLL_BROADCAST:
+        rc = MPI_Ibcast(recv_, count, type_, 0, MPI_COMM_WORLD, &req);
+        break;
+      case HVD_COLL_ALLTOALL:
+        rc = MPI_Ialltoall(send_, block, type_, recv_, block, type_,
+                           MPI_COMM_WORLD, &req);
+        break;
+      case HVD_COLL_REDUCESCATTER:
+        rc = MPI_Ireduce_scatter_block(send_, recv_, block, type_, MPI_SUM,
+                                       MPI_COMM_WORLD, &req);
+        break;
+      default:
+        throw Error(HVD_ERR_UNSUPPORTED,
+                    "--peer mpi-nb: no MPI collective for this one");
+    }
+    for (int done = 0; rc == MPI_SUCCESS && !done;) {
+      rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    }
+    return rc;
+  }
+
+  bool nonblocking_;
   int rank_ = 0, size_ = 1;
   std::string library_, function_;
   Shape shape_;
@@ -159,7 +198,8 @@ class MpiPeer : public Layer {
 
 }  // namespace
 
-std::unique_ptr<Layer> make_mpi_peer(hvd_collective collective) {
+std::unique_ptr<Layer> make_mpi_peer(hvd_collective collective,
+                                     bool nonblocking) {
   if (!launched_by_mpirun()) {
     throw Error(
         HVD_ERR_CONFIG,
@@ -167,7 +207,7 @@ std::unique_ptr<Layer> make_mpi_peer(hvd_collective collective) {
         "--mca pml ob1 --mca btl self,vader horovod-bench --peer mpi ...); "
         "this one was not (no OMPI_COMM_WORLD_SIZE in the environment)");
   }
-  return std::make_unique<MpiPeer>(collective);
+  return std::make_unique<MpiPeer>(collective, nonblocking);
 }
 
 }  // namespace hvd_bench

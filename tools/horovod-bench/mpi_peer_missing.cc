@@ -4,7 +4,7 @@
 
 namespace hvd_bench {
 
-std::unique_ptr<Layer> make_mpi_peer(hvd_collective) {
+std::unique_ptr<Layer> make_mpi_peer(hvd_collective, bool) {
   throw hvd::Error(
       HVD_ERR_UNSUPPORTED,
       "--peer mpi: this horovod-bench was built without MPI (CMake "

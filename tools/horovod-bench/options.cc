@@ -196,9 +196,10 @@ Options parse_options(int argc, char** argv) {
         o.reducer = optarg;
         break;
       case kPeer:
-        if (std::string(optarg) != "mpi" && std::string(optarg) != "gloo") {
+        if (std::string(optarg) != "mpi" && std::string(optarg) != "mpi-nb" &&
+            std::string(optarg) != "gloo") {
           throw std::invalid_argument(std::string("--peer: unknown value '") +
-                                      optarg + "' (expected mpi|gloo)");
+                                      optarg + "' (expected mpi|mpi-nb|gloo)");
         }
         o.peer = optarg;
         break;
@@ -277,6 +278,9 @@ mpirun -np N horovod-bench ... (needed for --peer mpi).
       --reducer NAME      use this reducer for every size
       --peer mpi          also time Open MPI's collective on the same sizes
                           and print our/MPI ratios (launch with mpirun)
+      --peer mpi-nb       the same with MPI's non-blocking collectives
+                          (MPI_Iallreduce ... + MPI_Test), as the mpi
+                          transport must call them
       --peer gloo         also time Gloo's allreduce (ring, its tcp
                           transport) on the same sizes, with ratios
       --sweep             time every installed reducer at every size (one
