@@ -2,8 +2,9 @@
 
 #include <cstring>
 
+#include "horovod_plugin/enums.h"
+
 struct hvd_request_s {
-  bool send = false;
   bool done = false;
   hvd_conn_s* conn = nullptr;
   void* buf = nullptr;
@@ -22,6 +23,17 @@ namespace {
 uint64_t mask(const hvd_conn_s* c, uint64_t tag) {
   uint32_t bits = c->transport->options.tag_bits;
   return bits >= 64 ? tag : tag & ((uint64_t{1} << bits) - 1);
+}
+
+// A request already done: `bytes` moved.
+hvd_request_s* finished(size_t bytes) {
+  auto* r = new hvd_request_s;
+  r->done = true;
+  r->completion.struct_size = sizeof(hvd_completion);
+  r->completion.status = HVD_OK;
+  r->completion.peer = -1;
+  r->completion.bytes = bytes;
+  return r;
 }
 
 hvd_status fake_finalize(hvd_transport* t) {
@@ -73,14 +85,7 @@ hvd_status fake_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
   if (bytes) std::memcpy(m.data.data(), buf, bytes);
   t->sent.push_back(m);
   c->peer->inbox.push_back(std::move(m));
-  auto* r = new hvd_request_s;
-  r->send = true;
-  r->done = true;
-  r->completion.struct_size = sizeof(hvd_completion);
-  r->completion.status = HVD_OK;
-  r->completion.peer = -1;
-  r->completion.bytes = bytes;
-  *req = r;
+  *req = finished(bytes);
   return HVD_OK;
 }
 
@@ -149,9 +154,72 @@ const hvd_transport_api kApi = [] {
   return a;
 }();
 
+hvd_status comm_create(hvd_transport* t, const hvd_team* team,
+                       hvd_coll_comm** out) {
+  if (t->options.create_again_first && t->comm_create_calls++ == 0) {
+    return HVD_AGAIN;
+  }
+  auto* c = new FakeComm;
+  c->members.assign(team->world_ranks, team->world_ranks + team->size);
+  c->mem_kinds = t->options.mem_kinds;
+  c->log = t->options.collectives_log;
+  if (c->log) ++c->log->creates;
+  *out = reinterpret_cast<hvd_coll_comm*>(c);
+  return HVD_OK;
+}
+
+hvd_status comm_destroy(hvd_coll_comm* c) {
+  if (fake_comm(c)->log) ++fake_comm(c)->log->destroys;
+  delete fake_comm(c);
+  return HVD_OK;
+}
+
+int32_t supports(hvd_coll_comm* c, hvd_collective, hvd_dtype, hvd_reduce_op,
+                 hvd_mem_kind mem) {
+  return (fake_comm(c)->mem_kinds & HVD_MEM_BIT(mem)) ? 1 : 0;
+}
+
+hvd_status allreduce(hvd_coll_comm*, const void*, void*, size_t count,
+                     hvd_dtype dtype, hvd_reduce_op, hvd_stream,
+                     hvd_request** req) {
+  *req = finished(count * hvd_plugin::dtype_size(dtype));
+  return HVD_OK;
+}
+
+hvd_status comm_abort(hvd_coll_comm* c, hvd_status reason, int32_t) {
+  fake_comm(c)->aborted = reason;
+  return HVD_OK;
+}
+
+const hvd_transport_collectives kCollectives = [] {
+  hvd_transport_collectives c{};
+  c.struct_size = sizeof c;
+  c.type = HVD_EXT_TRANSPORT_COLLECTIVES;
+  c.comm_create = comm_create;
+  c.comm_destroy = comm_destroy;
+  c.supports = supports;
+  c.allreduce = allreduce;
+  c.comm_abort = comm_abort;
+  return c;
+}();
+
+const hvd_transport_api kCollectivesApi = [] {
+  hvd_transport_api a = kApi;
+  a.ext = reinterpret_cast<const hvd_extension*>(&kCollectives);
+  return a;
+}();
+
 }  // namespace
 
 const hvd_transport_api* fake_transport_api() { return &kApi; }
+
+FakeComm* fake_comm(hvd_coll_comm* c) { return reinterpret_cast<FakeComm*>(c); }
+
+const hvd_transport_collectives* fake_collectives() { return &kCollectives; }
+
+const hvd_transport_api* fake_collectives_transport_api() {
+  return &kCollectivesApi;
+}
 
 hvd_transport_s* fake_transport(FakeOptions options) {
   auto* t = new hvd_transport_s;

@@ -128,44 +128,15 @@ TEST(CoreSharing, OnlyRanksOnTheSameCoresCount) {
 
 // ---- the engine with a gpu scope -----------------------------------------
 
-struct FakeComm {
-  std::vector<int32_t> members;
-};
-FakeComm* fake_comm(hvd_coll_comm* c) { return reinterpret_cast<FakeComm*>(c); }
-
-hvd_status comm_create(hvd_transport*, const hvd_team* team,
-                       hvd_coll_comm** out) {
-  *out = reinterpret_cast<hvd_coll_comm*>(new FakeComm{
-      std::vector<int32_t>(team->world_ranks, team->world_ranks + team->size)});
-  return HVD_OK;
+// The fake collectives transport under another name, as a gpu transport.
+const hvd_transport_api* gpu_api() {
+  static const hvd_transport_api api = [] {
+    hvd_transport_api a = *fake_collectives_transport_api();
+    a.name = "fakegpu";
+    return a;
+  }();
+  return &api;
 }
-hvd_status comm_destroy(hvd_coll_comm* c) {
-  delete fake_comm(c);
-  return HVD_OK;
-}
-int32_t supports(hvd_coll_comm*, hvd_collective, hvd_dtype, hvd_reduce_op,
-                 hvd_mem_kind mem) {
-  return mem == HVD_MEM_CUDA;
-}
-hvd_status comm_abort(hvd_coll_comm*, hvd_status, int32_t) { return HVD_OK; }
-
-const hvd_transport_collectives kGpuCollectives = [] {
-  hvd_transport_collectives c{};
-  c.struct_size = sizeof c;
-  c.type = HVD_EXT_TRANSPORT_COLLECTIVES;
-  c.comm_create = comm_create;
-  c.comm_destroy = comm_destroy;
-  c.supports = supports;
-  c.comm_abort = comm_abort;
-  return c;
-}();
-
-const hvd_transport_api kGpuApi = [] {
-  hvd_transport_api a = *fake_transport_api();
-  a.name = "fakegpu";
-  a.ext = reinterpret_cast<const hvd_extension*>(&kGpuCollectives);
-  return a;
-}();
 
 // Rank 0 of 2, linked to rank 1 over a host transport and, when
 // `gpu_links`, over a gpu transport too (both fakes; the other ends are
@@ -182,8 +153,9 @@ struct GpuWorld {
     FakeOptions cuda;
     cuda.mem_kinds = HVD_MEM_BIT(HVD_MEM_CUDA);
     cuda.needs_mr = gpu_needs_mr;
-    gpu = engine.add_gpu_transport(std::make_unique<Transport>(
-        "gpu", "transport 'fakegpu'", &kGpuApi, fake_transport(cuda), nullptr));
+    gpu = engine.add_gpu_transport(
+        std::make_unique<Transport>("gpu", "transport 'fakegpu'", gpu_api(),
+                                    fake_transport(cuda), nullptr));
     hvd_conn_s *mine, *theirs;
     fake_connect(fake(host), 0, other_host, 1, &mine, &theirs);
     engine.add_link(1, host, mine);
@@ -247,7 +219,7 @@ TEST(GpuScopeEngine, NativeCollectivesOfTheGpuTransportForDeviceMemory) {
   // Host memory: the intra transport serves the team and has none.
   EXPECT_EQ(Engine::api()->native(&w.p, &comm), nullptr);
   Engine::set_memory(&w.p, {HVD_MEM_CUDA, 0});
-  EXPECT_EQ(Engine::api()->native(&w.p, &comm), &kGpuCollectives);
+  EXPECT_EQ(Engine::api()->native(&w.p, &comm), fake_collectives());
   ASSERT_NE(comm, nullptr);
   EXPECT_EQ(fake_comm(comm)->members, (std::vector<int32_t>{0, 1}));
   // No point-to-point connection over it: refused, saying why.

@@ -7,6 +7,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,8 @@ struct CollectivesMember {
   hvd_coll_comm* comm = nullptr;
   std::vector<int32_t> ranks, hosts;
   hvd_team team{};
+  // How many tests wait() makes back to back before it sleeps between them.
+  int wait_spins = 0;
 
   // `host_table` is the world's host table, as the core would pass it (a
   // test may add services to it first). comm_create is called again after
@@ -68,9 +71,9 @@ struct CollectivesMember {
   CollectivesMember(const CollectivesMember&) = delete;
   CollectivesMember& operator=(const CollectivesMember&) = delete;
 
-  // Tests `r` until it completes: `spins` tests back to back, then sleeping
-  // on the wait fd between tests, as the core does.
-  hvd_completion wait(hvd_request* r, int spins = 0) {
+  // Tests `r` until it completes: `wait_spins` tests back to back, then
+  // sleeping on the wait fd between tests, as the core does.
+  hvd_completion wait(hvd_request* r) {
     hvd_completion c{};
     c.struct_size = sizeof(c);
     int32_t done = 0;
@@ -82,10 +85,34 @@ struct CollectivesMember {
         ADD_FAILURE() << "a collective did not finish in 60 s";
         return c;
       }
-      if (polls >= spins && api.wait_arm(t) == HVD_OK) {
+      if (polls >= wait_spins && api.wait_arm(t) == HVD_OK) {
         pollfd p{api.wait_fd(t), POLLIN, 0};
         poll(&p, 1, 100);
       }
+    }
+  }
+
+  // Waits for `r` and expects it to succeed; `what` names it on failure.
+  void expect_ok(hvd_request* r, const std::string& what) {
+    hvd_completion c = wait(r);
+    EXPECT_EQ(c.status, HVD_OK) << what << ": " << api.last_error(t);
+  }
+
+  // One question to supports() and the answer expected.
+  struct Offer {
+    hvd_collective collective;
+    hvd_dtype dtype;
+    hvd_reduce_op op;
+    hvd_mem_kind mem;
+    int32_t supported;
+  };
+  void expect_offers(std::initializer_list<Offer> offers) {
+    int row = 0;
+    for (const Offer& o : offers) {
+      EXPECT_EQ(coll.supports(comm, o.collective, o.dtype, o.op, o.mem),
+                o.supported)
+          << "offer " << row;
+      ++row;
     }
   }
 

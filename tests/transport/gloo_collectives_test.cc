@@ -139,21 +139,13 @@ TEST_P(GlooCollectives, EveryOffer) {
 
 TEST_P(GlooCollectives, DeclinesWhatGlooCannotDo) {
   run(GetParam(), {}, [](hvd_conformance::World&, Member& m) {
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLREDUCE, HVD_FLOAT32,
-                              HVD_OP_SUM, HVD_MEM_HOST),
-              1);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLREDUCE, HVD_FLOAT32,
-                              HVD_OP_SUM, HVD_MEM_CUDA),
-              0);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLREDUCE, HVD_BFLOAT16,
-                              HVD_OP_SUM, HVD_MEM_HOST),
-              0);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLREDUCE, HVD_FLOAT32,
-                              HVD_OP_ADASUM, HVD_MEM_HOST),
-              0);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_REDUCESCATTER, HVD_FLOAT32,
-                              HVD_OP_SUM, HVD_MEM_HOST),
-              0);
+    m.expect_offers({
+        {HVD_COLL_ALLREDUCE, HVD_FLOAT32, HVD_OP_SUM, HVD_MEM_HOST, 1},
+        {HVD_COLL_ALLREDUCE, HVD_FLOAT32, HVD_OP_SUM, HVD_MEM_CUDA, 0},
+        {HVD_COLL_ALLREDUCE, HVD_BFLOAT16, HVD_OP_SUM, HVD_MEM_HOST, 0},
+        {HVD_COLL_ALLREDUCE, HVD_FLOAT32, HVD_OP_ADASUM, HVD_MEM_HOST, 0},
+        {HVD_COLL_REDUCESCATTER, HVD_FLOAT32, HVD_OP_SUM, HVD_MEM_HOST, 0},
+    });
     EXPECT_EQ(m.coll.reducescatter, nullptr);
     // Blocks with gaps between them are not Gloo's allgatherv.
     const int size = m.team.size;

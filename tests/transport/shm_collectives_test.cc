@@ -3,110 +3,47 @@
 // two-shot, sizes across slots and shares, in place, several posted at
 // once), the same bits on every rank, broadcast, allgatherv, barrier, what
 // it declines, and abort while a member never arrives.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstring>
-#include <numeric>
+#include <functional>
 #include <thread>
 #include <vector>
 
+#include "collectives_member.h"
 #include "device/device.h"
 #include "device/half.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/enums.h"
+#include "plugin_path.h"
 #include "thread_world.h"
 
 namespace hvd_transport_test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using hvd_conformance::Bytes;
 using hvd_conformance::World;
 
 const hvd_transport_api& shm_api() {
-  static const hvd_transport_api* api = [] {
-    void* dl = dlopen(HVD_TEST_SHM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    if (dl == nullptr) throw std::runtime_error(dlerror());
-    auto entry = reinterpret_cast<hvd_transport_get_api_fn>(
-        dlsym(dl, HVD_TRANSPORT_ENTRY));
-    return entry(HVD_ABI_VERSION_MAJOR, HVD_ABI_VERSION_MINOR);
-  }();
-  return *api;
+  static const hvd_transport_api& api = transport_api("shm");
+  return api;
 }
 
-const hvd_transport_collectives& collectives() {
-  for (const hvd_extension* e = shm_api().ext; e != nullptr; e = e->next) {
-    if (e->type == HVD_EXT_TRANSPORT_COLLECTIVES) {
-      return *reinterpret_cast<const hvd_transport_collectives*>(e);
-    }
-  }
-  throw std::runtime_error("shm offers no collectives extension");
+// The world's host table with the core's device layer in it, as the core
+// gives it to a transport.
+hvd_host with_device(const hvd_host& world_host) {
+  hvd_host host = world_host;
+  host.device = hvd::device_api();
+  return host;
 }
 
-// One rank's transport (with the core's device layer in its host table, as
-// the core gives it) and its communicator over the whole world.
-struct Member {
-  const hvd_transport_api& api = shm_api();
-  const hvd_transport_collectives& coll = collectives();
-  hvd_host host;
-  hvd_transport* t = nullptr;
-  hvd_coll_comm* comm = nullptr;
-  std::vector<int32_t> ranks, hosts;
-  hvd_team team{};
-
-  explicit Member(World& world) : host(*world.host()) {
-    host.device = hvd::device_api();
-    hvd_status s = api.init(&host, &t);
-    if (s != HVD_OK) throw std::runtime_error(api.last_error(nullptr));
-    ranks.resize(world.size());
-    std::iota(ranks.begin(), ranks.end(), 0);
-    hosts.assign(world.size(), 0);
-    team.struct_size = sizeof(team);
-    team.rank = world.rank();
-    team.size = world.size();
-    team.world_ranks = ranks.data();
-    team.host_of = hosts.data();
-    team.host_count = 1;
-    team.local_rank = world.rank();
-    team.local_size = world.size();
-    auto deadline = Clock::now() + std::chrono::seconds(30);
-    while ((s = coll.comm_create(t, &team, &comm)) == HVD_AGAIN) {
-      if (Clock::now() > deadline) throw std::runtime_error("comm_create");
-      std::this_thread::yield();
-    }
-    if (s != HVD_OK) throw std::runtime_error(api.last_error(t));
-  }
-  ~Member() {
-    if (comm != nullptr) coll.comm_destroy(comm);
-    api.finalize(t);
-  }
-
-  // Spins a little, then sleeps on the wait fd, as the core does.
-  hvd_completion wait(hvd_request* r) {
-    hvd_completion c{};
-    c.struct_size = sizeof(c);
-    int32_t done = 0;
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    for (int polls = 0;; ++polls) {
-      EXPECT_EQ(api.test(r, &done, &c), HVD_OK);
-      if (done) return c;
-      if (Clock::now() > deadline) {
-        ADD_FAILURE() << "a collective did not finish in 60 s";
-        return c;
-      }
-      if (polls > 200 && api.wait_arm(t) == HVD_OK) {
-        pollfd p{api.wait_fd(t), POLLIN, 0};
-        poll(&p, 1, 100);
-      }
-    }
-  }
-  void expect_ok(hvd_request* r, const std::string& what) {
-    hvd_completion c = wait(r);
-    EXPECT_EQ(c.status, HVD_OK) << what << ": " << api.last_error(t);
+// One rank's transport and its communicator over the whole world; the
+// wait spins a little before it sleeps on the wait fd.
+struct Member : CollectivesMember {
+  explicit Member(World& world)
+      : CollectivesMember(shm_api(), world, with_device(*world.host())) {
+    wait_spins = 200;
   }
 };
 
@@ -247,6 +184,11 @@ TEST_P(ShmCollectives, AllreduceAcrossSlotsAndShares) {
       check_allreduce(w, m, HVD_FLOAT32, HVD_OP_SUM, count, false);
       check_allreduce(w, m, HVD_FLOAT32, HVD_OP_SUM, count, true);
     }
+    // In place around the inline limit (56 bytes): a member past the
+    // second must read its part from its slot, its input being the result.
+    for (size_t count : {1, 13, 14, 15}) {
+      check_allreduce(w, m, HVD_FLOAT32, HVD_OP_SUM, count, true);
+    }
     check_allreduce(w, m, HVD_FLOAT64, HVD_OP_MAX, 3001, true);
     check_allreduce(w, m, HVD_UINT8, HVD_OP_SUM, 9973, false);
     check_allreduce(w, m, HVD_FLOAT16, HVD_OP_SUM, 5003, false);
@@ -374,21 +316,13 @@ INSTANTIATE_TEST_SUITE_P(Ranks, ShmCollectives,
 
 TEST(ShmCollectivesOffer, DeclinesWhatItLacks) {
   run(2, {}, [](World&, Member& m) {
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLREDUCE, HVD_FLOAT32,
-                              HVD_OP_SUM, HVD_MEM_HOST),
-              1);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLREDUCE, HVD_FLOAT32,
-                              HVD_OP_SUM, HVD_MEM_CUDA),
-              0);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLREDUCE, HVD_FLOAT32,
-                              HVD_OP_ADASUM, HVD_MEM_HOST),
-              0);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_REDUCESCATTER, HVD_FLOAT32,
-                              HVD_OP_SUM, HVD_MEM_HOST),
-              0);
-    EXPECT_EQ(m.coll.supports(m.comm, HVD_COLL_ALLTOALL, HVD_FLOAT32,
-                              HVD_OP_SUM, HVD_MEM_HOST),
-              0);
+    m.expect_offers({
+        {HVD_COLL_ALLREDUCE, HVD_FLOAT32, HVD_OP_SUM, HVD_MEM_HOST, 1},
+        {HVD_COLL_ALLREDUCE, HVD_FLOAT32, HVD_OP_SUM, HVD_MEM_CUDA, 0},
+        {HVD_COLL_ALLREDUCE, HVD_FLOAT32, HVD_OP_ADASUM, HVD_MEM_HOST, 0},
+        {HVD_COLL_REDUCESCATTER, HVD_FLOAT32, HVD_OP_SUM, HVD_MEM_HOST, 0},
+        {HVD_COLL_ALLTOALL, HVD_FLOAT32, HVD_OP_SUM, HVD_MEM_HOST, 0},
+    });
     hvd_request* r = nullptr;
     float x = 1;
     EXPECT_EQ(m.coll.allreduce(m.comm, &x, &x, 1, HVD_FLOAT32, HVD_OP_ADASUM,

@@ -95,6 +95,11 @@ CollectiveLayer::CollectiveLayer(const std::string& config_path,
       });
   hvd::p2p::build_mesh(*engine_, *loader_, config_, *bootstrap_,
                        config_.get_duration("runtime.start_timeout"));
+  // As hvd_init does, so both layers run where the ranks' threads would.
+  if (config_.get_bool("runtime.bind_to_core")) {
+    core_binding_.bind(bootstrap_->layout().local_rank,
+                       bootstrap_->layout().local_size);
+  }
 
   std::vector<int32_t> everyone(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) everyone[static_cast<size_t>(r)] = r;
@@ -103,6 +108,7 @@ CollectiveLayer::CollectiveLayer(const std::string& config_path,
 }
 
 CollectiveLayer::~CollectiveLayer() {
+  core_binding_.restore();
   control_.reset();
   if (wake_fd_ >= 0) close(wake_fd_);
 }

@@ -19,6 +19,7 @@
 #include "layer.h"
 #include "options.h"
 #include "p2p/engine.h"
+#include "runtime/core_binding.h"
 
 namespace hvd {
 class Bootstrap;
@@ -77,6 +78,7 @@ class CollectiveLayer : public Layer {
   // which aborts the engine, never runs once the engine is gone.
   std::unique_ptr<hvd::ControlPlane> control_;
   int wake_fd_ = -1;  // written on a failure, to end the engine's sleep
+  hvd::runtime::CoreBinding core_binding_;
 
   // The collective of the current shape.
   Shape shape_;

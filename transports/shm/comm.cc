@@ -174,7 +174,11 @@ hvd_status Comm::start(Op* op) {
   op->first_round = lane.next_round;
   lane.next_round += op->rounds;
   lane.queue.push_back(op);
-  if (lane.queue.size() == 1) progress();
+  // At the head, its first phase runs now (the post checked for an abort).
+  if (lane.queue.front() == op && advance(*op)) {
+    lane.queue.pop_front();
+    finish(op, HVD_OK, -1);
+  }
   return HVD_OK;
 }
 
@@ -291,9 +295,15 @@ hvd_status Comm::barrier(Request** out) {
 
 void Comm::publish(Lane& lane, InlineSlot* line) {
   const uint64_t step = ++lane.step;
-  if (line != nullptr) line->step.store(step, std::memory_order_release);
-  control_[rank_].steps[&lane - lanes_].step.store(step,
-                                                   std::memory_order_release);
+  // Waiters on an inline step read the line alone; the lane's step line
+  // catches up at the next phase published without one (waiters compare
+  // with >=, and steps only grow).
+  if (line != nullptr) {
+    line->step.store(step, std::memory_order_release);
+  } else {
+    control_[rank_].steps[&lane - lanes_].step.store(step,
+                                                     std::memory_order_release);
+  }
   // No fence between the store and the loads of the flags (a fence would
   // stall here until the peers give up the step's cache line): a peer that
   // raises its flag as we publish watches our step for kDrainGrace before
@@ -375,6 +385,16 @@ bool Comm::progress() {
   return moved;
 }
 
+bool Comm::ready() const {
+  if (abort_.pending()) return true;
+  for (const Lane& lane : lanes_) {
+    if (lane.queue.empty()) continue;
+    const Op& head = *lane.queue.front();
+    if (!head.waiting || arrived(head)) return true;
+  }
+  return false;
+}
+
 bool Comm::patient(std::chrono::steady_clock::time_point now,
                    std::chrono::nanoseconds window) {
   if (idle() || oversubscribed_ || !sleepy_) return false;
@@ -422,13 +442,9 @@ bool Comm::arm() {
   // read it as down: its step reaches us within the grace (see publish).
   const auto start = std::chrono::steady_clock::now();
   do {
-    for (const Lane& lane : lanes_) {
-      if (lane.queue.empty()) continue;
-      const Op& head = *lane.queue.front();
-      if (!head.waiting || arrived(head)) {
-        disarm();
-        return true;
-      }
+    if (ready()) {
+      disarm();
+      return true;
     }
 #if defined(__x86_64__)
     __builtin_ia32_pause();

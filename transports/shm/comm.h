@@ -21,12 +21,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "comm_layout.h"
+#include "common/intrusive_list.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
 #include "request.h"
@@ -63,6 +63,9 @@ class Comm {
 
   // Runs what the peers' steps allow; whether anything moved.
   bool progress();
+  // Whether progress() has something to do (a few loads: what a spin
+  // polls).
+  bool ready() const;
   // Before the core sleeps: raises this member's sleeping flag; true when
   // work is ready after all (then the flag is down again and the core must
   // not sleep).
@@ -118,12 +121,13 @@ class Comm {
     uint64_t round = 0;
     uint32_t phase = 0;
     bool waiting = false;
-    uint64_t target = 0;  // the step every member must reach
+    uint64_t target = 0;                // the step every member must reach
+    hvd_transport_common::Link queued;  // in its lane's queue
   };
 
   // A lane's collectives in posting order (the head runs) and its counts.
   struct Lane {
-    std::deque<Op*> queue;
+    hvd_transport_common::List<Op, &Op::queued> queue;
     uint64_t step = 0;        // this member's published step
     uint64_t next_round = 0;  // rounds of the collectives posted so far
     uint64_t slot_bytes = 0;
@@ -152,6 +156,10 @@ class Comm {
   void finish_round(Op& op);
   void reduce(const Op& op, void* dst, const void* a, const void* b,
               size_t count) const;
+  // Whether a one-shot reduction may read this member's part from its
+  // input rather than its slot: the slot's line has likely moved to a
+  // peer that read it, the input is still in this processor's cache.
+  bool own_input_readable(const Op& op) const;
   static uint64_t parity(const Op& op) {
     return (op.first_round + op.round) & 1;
   }

@@ -5,9 +5,11 @@
 //
 // Every phase of every collective bumps each member's step by one, in the
 // same sequence on every member; a member waits until every other's step
-// has reached its own. Round g uses slot parity g % 2: a member starts round
-// g + 2 only after the sync of round g + 1, which every other member reaches
-// only after it has read all of round g, so no extra wait guards the slots.
+// has reached its own (an inline collective's step is published in its
+// inline slot only, and waited for there). Round g uses slot parity g % 2:
+// a member starts round g + 2 only after the sync of round g + 1, which
+// every other member reaches only after it has read all of round g, so no
+// extra wait guards the slots.
 #pragma once
 
 #include <algorithm>

@@ -30,6 +30,13 @@ Share share_of(uint64_t elems, int32_t size, int32_t rank, size_t esize) {
 
 }  // namespace
 
+bool Comm::own_input_readable(const Op& op) const {
+  // In place, the result overwrites the input after the first reduction.
+  const uint64_t bytes = op.count * op.esize;
+  if (op.send == op.recv) return rank_ < 2;
+  return op.send + bytes <= op.recv || op.recv + bytes <= op.send;
+}
+
 uint32_t Comm::phases(const Op& op) const {
   return op.kind == Kind::kTwoShot ? 2 : 1;
 }
@@ -109,19 +116,17 @@ void Comm::finish_round(Op& op) {
   const uint64_t chunk = lane_slot_bytes(op);
   const size_t es = op.esize;
   switch (op.kind) {
-    case Kind::kInline: {
-      reduce(op, op.recv, inline_slot(0, parity).data,
-             inline_slot(1, parity).data, op.count);
-      for (int32_t r = 2; r < size_; ++r) {
-        reduce(op, op.recv, op.recv, inline_slot(r, parity).data, op.count);
-      }
-      break;
-    }
+    case Kind::kInline:
     case Kind::kOneShot: {
       // Every member the same reduction, in team order: the same bits.
-      reduce(op, op.recv, slot(0, op), slot(1, op), op.count);
+      auto part = [&](int32_t r) -> const void* {
+        if (r == rank_ && own_input_readable(op)) return op.send;
+        return op.kind == Kind::kInline ? inline_slot(r, parity).data
+                                        : slot(r, op);
+      };
+      reduce(op, op.recv, part(0), part(1), op.count);
       for (int32_t r = 2; r < size_; ++r) {
-        reduce(op, op.recv, op.recv, slot(r, op), op.count);
+        reduce(op, op.recv, op.recv, part(r), op.count);
       }
       break;
     }

@@ -37,7 +37,13 @@ struct hvd_coll_args;
 /* Peers are team ranks. `step` is the reducer's own sub-tag (0 .. 2^16-1):
  * the core composes the transport tag from (process set, task sequence,
  * step, epoch) so concurrent tasks never cross. A peer on this host is
- * reached over the `intra` transport, others over `inter`; registrations and
+ * reached over the `intra` transport, others over `inter`. Where the core
+ * opened `[transport] gpu` on every rank (the gpu scope), a task on device
+ * memory (hvd_coll_args.device, e.g. CUDA) reaches every peer over that
+ * transport instead; isend/irecv then answer HVD_ERR_UNSUPPORTED when it
+ * has no point-to-point connections (NCCL: collectives only). Device
+ * tensors the core stages through host memory (no gpu scope; fused or
+ * scaled ops) reach the reducer as a task on host memory. Registrations and
  * message splitting are the core's business. */
 typedef struct hvd_p2p_api {
   size_t struct_size;
@@ -61,15 +67,17 @@ typedef struct hvd_p2p_api {
                         hvd_p2p** out);
 
   /* The native collectives of the transport serving this team, and its
-   * communicator, when it has them; NULL otherwise. "Serving" means one
-   * transport reaches every other member (a team whose members the core
-   * reaches over different transports, e.g. shm inside the host and tcp
-   * across, has none). The core creates the communicator through
-   * comm_create on the first call for a team (members and order), keeps it
-   * until it shuts down, and calls comm_abort when the job fails; every
-   * member must make the call for the same teams in the same order, as for
-   * subteam(). Requests the extension returns complete through
-   * native_test() below. */
+   * communicator, when it has them; NULL otherwise. On host memory,
+   * "serving" means one transport reaches every other member (a team whose
+   * members the core reaches over different transports, e.g. shm inside
+   * the host and tcp across, has none). A task on device memory in a gpu
+   * scope is served by the `[transport] gpu` transport for every team, so
+   * this hands out that transport's collectives. The core creates the
+   * communicator through comm_create on the first call for a team (members
+   * and order), keeps it until it shuts down, and calls comm_abort when the
+   * job fails; every member must make the call for the same teams in the
+   * same order, as for subteam(). Requests the extension returns complete
+   * through native_test() below. */
   const hvd_transport_collectives* (*native)(hvd_p2p* p, hvd_coll_comm** comm);
 
   /* Optional. A pointer to the peer's copy of the task's buffer `which`

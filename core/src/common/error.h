@@ -29,6 +29,9 @@ const char* status_name(hvd_status status);
 
 // Sets the calling thread's message returned by hvd_last_error().
 void set_last_error(const std::string& message);
+// Empties it; costs a thread-local load when it is empty already (every
+// call of every entry point on the data path comes through guard()).
+void clear_last_error();
 const char* last_error();
 
 // Runs `body` and converts an exception into a status plus last_error, for
@@ -36,7 +39,7 @@ const char* last_error();
 template <typename Body>
 hvd_status guard(Body&& body) noexcept {
   try {
-    set_last_error("");
+    clear_last_error();
     return body();
   } catch (const Error& e) {
     set_last_error(e.what());

@@ -48,6 +48,13 @@ const std::vector<KeySpec>& schema() {
        E::Microseconds, kPerRank, kCore, "",
        "How long a waiting thread polls before it sleeps on a file "
        "descriptor."},
+      {"runtime.bind_to_core", T::Bool, "true", "HOROVOD_BIND_TO_CORE",
+       E::Native, kPerRank, kCore, "",
+       "Where this host's ranks are at least as many as the cores they may "
+       "run on, bind each rank's initialising thread, and so its background "
+       "thread, to one of those cores by local rank, as mpirun --bind-to "
+       "core does (left free, the scheduler may stack several ranks' "
+       "threads on one core); hvd_shutdown on that thread unbinds it."},
       {"runtime.autotune", T::Bool, "false", "HOROVOD_AUTOTUNE", E::Native,
        kShared, kCore, "",
        "Tune the fusion threshold and cycle time while training runs."},

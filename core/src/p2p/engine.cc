@@ -483,10 +483,18 @@ const hvd_transport_collectives* Engine::native(hvd_p2p_s* p,
   hvd_coll_comm* dummy = nullptr;
   if (!comm) comm = &dummy;
   *comm = nullptr;
+  const bool device = p->memory.kind != HVD_MEM_HOST && gpu_;
+  hvd_p2p_s::NativeMemo& memo = p->native_memo;
+  if (memo.ext && memo.device == device &&
+      memo.members == p->team->world_ranks()) {
+    *comm = memo.comm;
+    p->native_transport = memo.transport;
+    return memo.ext;
+  }
   // Device memory: the gpu scope's transport, which every rank opened.
   // Otherwise one transport must reach every other member.
   Transport* serving = nullptr;
-  if (p->memory.kind != HVD_MEM_HOST && gpu_) {
+  if (device) {
     serving = gpu_;
   } else {
     for (int32_t i = 0; i < p->team->size(); ++i) {
@@ -499,7 +507,14 @@ const hvd_transport_collectives* Engine::native(hvd_p2p_s* p,
   if (!serving) return nullptr;
   const hvd_transport_collectives* ext =
       native_comms_.get(*p->team, serving, comm);
-  if (ext) p->native_transport = serving;
+  if (ext) {
+    p->native_transport = serving;
+    memo.members = p->team->world_ranks();
+    memo.device = device;
+    memo.ext = ext;
+    memo.comm = *comm;
+    memo.transport = serving;
+  }
   return ext;
 }
 
@@ -510,9 +525,6 @@ hvd_status Engine::native_test(hvd_p2p_s* p, hvd_request* req, int32_t* done,
     last_error_ = "native_test: no native collective was started here";
     return HVD_ERR_INVALID_ARGUMENT;
   }
-  if (t->needs_progress() && t->api().progress) {
-    t->api().progress(t->instance());
-  }
   hvd_completion c{};
   c.struct_size = sizeof(c);
   c.peer = -1;
@@ -521,6 +533,11 @@ hvd_status Engine::native_test(hvd_p2p_s* p, hvd_request* req, int32_t* done,
   if (s != HVD_OK) {
     last_error_ = t->error("native collective");
     return s;
+  }
+  // The test drove the collective; a manual-progress transport gets the
+  // rest of its progress only while the collective waits.
+  if (!*done && t->needs_progress() && t->api().progress) {
+    t->api().progress(t->instance());
   }
   if (*done) {
     note_activity();
@@ -555,16 +572,18 @@ void Engine::set_oversubscribed(bool on) {
       pinned ? std::chrono::microseconds(2) : std::chrono::nanoseconds(0);
 }
 
-void Engine::note_activity() {
-  last_activity_ = std::chrono::steady_clock::now();
-}
-
 void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
-  // The spin is timed from the last activity, not from the first wait():
-  // a rank that was descheduled in between then sleeps at once, which
-  // keeps its claim on the scheduler (spinning on through a shared core's
-  // time slices made two ranks beside two busy processes take ms per op).
+  // The spin is timed from the first wait() after the last activity (the
+  // data path only counts activity: a clock read per message costs more
+  // than the message), not restarted by each wait(): a rank descheduled
+  // during its spin then sleeps at once, which keeps its claim on the
+  // scheduler (spinning on through a shared core's time slices made two
+  // ranks beside two busy processes take ms per op).
   auto now = std::chrono::steady_clock::now();
+  if (activity_ != activity_seen_) {
+    activity_seen_ = activity_;
+    last_activity_ = now;
+  }
   if (now - last_activity_ < spin_) {
     if (oversubscribed_ && now - last_activity_ >= pure_spin_) sched_yield();
     return;

@@ -48,6 +48,16 @@ struct hvd_p2p_s {
   hvd_p2p_s* root = this;
   // The transport whose native collectives native() handed out last.
   hvd::p2p::Transport* native_transport = nullptr;
+  // What native() handed out last, for which members and memory: a team
+  // of the same members gets the same communicator, so the next task on
+  // this context skips the search.
+  struct NativeMemo {
+    std::vector<int32_t> members;  // world ranks, team order; empty: none
+    bool device = false;           // over the gpu scope's transport
+    const hvd_transport_collectives* ext = nullptr;
+    hvd_coll_comm* comm = nullptr;
+    hvd::p2p::Transport* transport = nullptr;
+  } native_memo;
   // Where the task's buffers are (Engine::set_memory); sub-teams inherit it.
   hvd_device memory{HVD_MEM_HOST, 0};
   // Root only:
@@ -153,7 +163,9 @@ class Engine {
   void progress();
 
   // Waiting: each wait() is one poll of a spin that lasts `spin` from the
-  // last activity (a message posted or completed, or note_activity());
+  // last activity (a message posted or completed, or note_activity(); it
+  // is counted, and timed at the next wait(), so the data path reads no
+  // clock);
   // past it, wait() sleeps on the transports' wait fds
   // (armed first) and `extra_fd` for at most `max_sleep`. A transport without
   // a wait fd limits the sleep to a short nap.
@@ -163,7 +175,7 @@ class Engine {
   // poll of the spin (after a short pure spin where it is pinned to one
   // core), as the peer it waits for may need it.
   void set_oversubscribed(bool on);
-  void note_activity();
+  void note_activity() { ++activity_; }
   void wait(std::chrono::nanoseconds max_sleep, int extra_fd);
 
   // Any thread: every transport fails its pending requests with `reason`.
@@ -210,6 +222,8 @@ class Engine {
   bool oversubscribed_ = false;
   std::chrono::nanoseconds pure_spin_{0};  // before the first yield
   std::chrono::steady_clock::time_point last_activity_;
+  uint64_t activity_ = 0;       // note_activity() calls
+  uint64_t activity_seen_ = 0;  // activity_ when last_activity_ was set
 };
 
 }  // namespace hvd::p2p

@@ -163,6 +163,15 @@ void Runtime::start(const hvd_init_options* options) {
       });
   executor_->set_timeline(&timeline_);
   executor_->set_gpu_transports(config_.get_strings("transport.gpu"));
+  // The background thread inherits the binding.
+  if (config_.get_bool("runtime.bind_to_core")) {
+    core_binding_.bind(local_rank_, local_size_);
+    if (core_binding_.cpu() >= 0) {
+      HVD_LOG(INFO) << "bound to CPU " << core_binding_.cpu() << ": "
+                    << local_size_ << " rank(s) on this host fill its cores "
+                    << "(runtime.bind_to_core)";
+    }
+  }
   thread_ = std::thread([this] { loop(); });
   HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_
                 << ", bootstrap " << bootstrap_->backend() << ", reducers "
@@ -194,6 +203,7 @@ void Runtime::teardown() {
   if (wake_fd_ >= 0) close(wake_fd_);
   wake_fd_ = -1;
   timeline_.stop();
+  core_binding_.restore();
 }
 
 void Runtime::check_config_digest() {

@@ -27,6 +27,7 @@
 #include "config/config.h"
 #include "horovod/horovod.h"
 #include "runtime/autotune.h"
+#include "runtime/core_binding.h"
 #include "runtime/messages.h"
 #include "runtime/pending_op.h"
 #include "timeline/timeline.h"
@@ -206,6 +207,7 @@ class Runtime {
   std::string preferred_reducer_;              // the autotuner's, on every rank
   int wake_fd_ = -1;
   std::thread thread_;
+  CoreBinding core_binding_;  // the initialising thread's, when bound
 
   // Shared with the callers' threads.
   std::mutex mutex_;

@@ -1,0 +1,125 @@
+// runtime.bind_to_core through the C API, as one job (horovodrun -np 2).
+// The job first narrows its affinity to two CPUs, so the ranks fill their
+// cores whatever the machine. Bound (the default),
+// hvd_init leaves the initialising thread and the background thread on one
+// CPU, a different one on each rank, and hvd_shutdown gives the thread its
+// two CPUs back; with HOROVOD_BIND_TO_CORE=false (argv[1] "off") the
+// affinity stays as it was.
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mp_support.h"
+
+using namespace mp;
+
+namespace {
+
+std::vector<int> cpus_of(pid_t thread) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(thread, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+pid_t find_background_thread() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return -1;
+  pid_t found = -1;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name == "hvd-background") found = std::atoi(e->d_name);
+  }
+  closedir(dir);
+  return found;
+}
+
+// It names itself once it runs, which may be after hvd_init returned.
+pid_t background_thread() {
+  for (int tries = 0; tries < 2000; ++tries) {
+    pid_t found = find_background_thread();
+    if (found > 0) return found;
+    usleep(1000);
+  }
+  return -1;
+}
+
+std::string text(const std::vector<int>& cpus) {
+  std::string out;
+  for (int cpu : cpus) out += (out.empty() ? "" : ",") + std::to_string(cpu);
+  return "{" + out + "}";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool bound = !(argc > 1 && std::strcmp(argv[1], "off") == 0);
+  if (!bound) setenv("HOROVOD_BIND_TO_CORE", "false", 1);
+  std::vector<int> mine = cpus_of(0);
+  if (mine.size() < 2) {
+    std::printf("core binding: skipped (this process may run on %zu CPU)\n",
+                mine.size());
+    return 0;
+  }
+  mine.resize(2);
+  cpu_set_t two;
+  CPU_ZERO(&two);
+  for (int cpu : mine) CPU_SET(cpu, &two);
+  expect(sched_setaffinity(0, sizeof two, &two) == 0, "sched_setaffinity");
+
+  hvd_init_options options{};
+  options.struct_size = sizeof options;
+  if (hvd_init(&options) != HVD_OK) {
+    std::printf("rank ?: FAIL: hvd_init: %s\n", hvd_last_error());
+    return 1;
+  }
+  const int rank = hvd_rank(), size = hvd_size();
+  const std::vector<int> caller = cpus_of(0);
+  const std::vector<int> background = cpus_of(background_thread());
+  expect(background == caller, "the background thread runs on " +
+                                   text(background) + ", the caller on " +
+                                   text(caller));
+  if (bound) {
+    expect(caller.size() == 1,
+           "rank " + std::to_string(rank) + " is bound to " + text(caller));
+    // Each rank's CPU at its own index: the sum holds them all.
+    Buffer in(HVD_INT32, {size}), out(HVD_INT32, {size});
+    in.set(static_cast<size_t>(rank), caller.empty() ? -1 : caller[0]);
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, "core_binding.cpus", &in.desc, 1,
+                        &out.desc);
+    run_op(op);
+    for (int r = 0; r < size; ++r) {
+      for (int s = r + 1; s < size; ++s) {
+        expect(out.get(r) != out.get(s),
+               "ranks " + std::to_string(r) + " and " + std::to_string(s) +
+                   " are bound to the same CPU " + std::to_string(out.get(r)));
+      }
+    }
+  } else {
+    expect(caller == mine, "unbound, rank " + std::to_string(rank) +
+                               " runs on " + text(caller) + ", not " +
+                               text(mine));
+  }
+  expect_ok(hvd_shutdown(), "hvd_shutdown");
+  expect(cpus_of(0) == mine, "after hvd_shutdown rank " + std::to_string(rank) +
+                                 " runs on " + text(cpus_of(0)) + ", not " +
+                                 text(mine));
+  std::printf("rank %d: core binding (%s): %s\n", rank, bound ? "on" : "off",
+              g_failures ? "FAILED" : "passed");
+  std::fflush(stdout);
+  return g_failures ? 1 : 0;
+}
