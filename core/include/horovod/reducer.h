@@ -105,7 +105,8 @@ typedef struct hvd_p2p_api {
   /* Since 1.1 (check HVD_HAS_FIELD(api, hvd_p2p_api, native_test); NULL:
    * not offered). Tests a request returned by a native collective of
    * native(p, ...), through the test() of the transport that owns it
-   * (driving its progress() first when it needs that): *done = 1 once
+   * (then its progress(), when it needs that and the request is not
+   * done): *done = 1 once
    * finished; then `out` holds the completion (status, peer at fault) and
    * the request is freed. */
   hvd_status (*native_test)(hvd_p2p* p, hvd_request* req, int32_t* done,
