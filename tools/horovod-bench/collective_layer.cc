@@ -96,7 +96,8 @@ CollectiveLayer::CollectiveLayer(const std::string& config_path,
   hvd::p2p::build_mesh(*engine_, *loader_, config_, *bootstrap_,
                        config_.get_duration("runtime.start_timeout"));
   // As hvd_init does, so both layers run where the ranks' threads would.
-  if (config_.get_bool("runtime.bind_to_core")) {
+  if (config_.get_bool("runtime.bind_to_core") &&
+      hvd::runtime::threaded_transport(*engine_).empty()) {
     core_binding_.bind(bootstrap_->layout().local_rank,
                        bootstrap_->layout().local_size);
   }

@@ -3,6 +3,9 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "p2p/engine.h"
+#include "p2p/transport.h"
+
 namespace hvd::runtime {
 namespace {
 
@@ -16,6 +19,13 @@ cpu_set_t to_set(const p2p::CpuMask& mask) {
 }
 
 }  // namespace
+
+std::string threaded_transport(const p2p::Engine& engine) {
+  for (const auto& t : engine.transports()) {
+    if (t->name() != "shm" && t->name() != "tcp") return t->name();
+  }
+  return "";
+}
 
 int core_for_rank(const p2p::CpuMask& mask, int local_rank, int local_size) {
   const int cores = p2p::core_count(mask);

@@ -11,9 +11,22 @@
 
 #include <sys/types.h>
 
+#include <string>
+
 #include "p2p/core_sharing.h"
 
+namespace hvd::p2p {
+class Engine;
+}
+
 namespace hvd::runtime {
+
+// The first transport of `engine` that may run threads of its own, or "":
+// a plugin may (Gloo's and NCCL's do), and a one-core binding, which the
+// threads a rank starts later inherit, would make them queue for the core
+// its waiting threads hold. The built-in shm and tcp run on the core's
+// threads only.
+std::string threaded_transport(const p2p::Engine& engine);
 
 // The CPU of `mask` that local rank `local_rank` of `local_size` binds to,
 // or -1 where the ranks are fewer than the mask's CPUs (binding would leave

@@ -164,7 +164,11 @@ void Runtime::start(const hvd_init_options* options) {
   executor_->set_timeline(&timeline_);
   executor_->set_gpu_transports(config_.get_strings("transport.gpu"));
   // The background thread inherits the binding.
-  if (config_.get_bool("runtime.bind_to_core")) {
+  const std::string threaded = threaded_transport(*engine_);
+  if (config_.get_bool("runtime.bind_to_core") && !threaded.empty()) {
+    HVD_LOG(INFO) << "not bound to a core (runtime.bind_to_core): transport '"
+                  << threaded << "' may run threads of its own";
+  } else if (config_.get_bool("runtime.bind_to_core")) {
     core_binding_.bind(local_rank_, local_size_);
     if (core_binding_.cpu() >= 0) {
       HVD_LOG(INFO) << "bound to CPU " << core_binding_.cpu() << ": "
