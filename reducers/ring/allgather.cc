@@ -12,7 +12,6 @@ void build_allgather(hvd_task_s& t, const Collective& c, const Options& o) {
   if (c.size == 1) return;
   const RingLayout L(c, c.displs, c.counts, o.chunk_bytes,
                      (uint32_t)c.size - 1);
-  t.window.reset((size_t)o.pipeline_depth);
   t.send_window.reset((size_t)o.pipeline_depth);
   AllgatherPhase ag;
   ag.first = c.rank;

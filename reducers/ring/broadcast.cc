@@ -19,17 +19,13 @@ void build_broadcast(hvd_task_s& t, const Collective& c, const Options& o) {
   if ((c.count + chunk - 1) / chunk > Schedule::kSteps) {
     chunk = (c.count + Schedule::kSteps - 1) / Schedule::kSteps;
   }
-  t.window.reset((size_t)o.pipeline_depth);
   t.send_window.reset((size_t)o.pipeline_depth);
   for (size_t at = 0, tag = 0; at < c.count; at += chunk, ++tag) {
     const size_t len = std::min(chunk, c.count - at);
     uint8_t* data = c.recv + c.bytes(at);
     Op received = Schedule::kNone;
     if (position > 0) {
-      const size_t slot = t.window.take();
       received = s.recv(previous, data, c.bytes(len), (uint32_t)tag);
-      s.after(received, t.window.previous_release(slot));
-      t.window.release(slot, received);
     }
     if (position < n - 1) {
       const Op sent = s.send(next, data, c.bytes(len), (uint32_t)tag);

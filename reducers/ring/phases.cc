@@ -65,16 +65,18 @@ void reduce_scatter_phase(hvd_task_s& task, const RingLayout& L,
       if (recv_len == 0) continue;
       const size_t at = L.chunk_start(recv_seg, c) * esize;
       uint8_t* out = last ? p.result + c * E * esize : p.partial + at;
-      const size_t slot = window.take();
+      // A receive into a slot waits for the slot; one straight into its
+      // place is posted at once.
+      const size_t slot = p.slots != nullptr ? window.take() : 0;
       uint8_t* in = p.slots != nullptr ? p.slots + slot * E * esize : out;
       const Op received =
           s.recv(L.left, in, recv_len * esize, L.tag(tag_step, c));
-      s.after(received, window.previous_release(slot));
+      if (p.slots != nullptr) s.after(received, window.previous_release(slot));
       // Incoming (the ranks before this one) first, then this rank's part.
       Op finished = s.reduce(out, in, p.local + at, recv_len);
       s.after(finished, {received, local_ready(recv_seg, c)});
       if (last) s.after(finished, p.result_after);
-      window.release(slot, finished);
+      if (p.slots != nullptr) window.release(slot, finished);
       if (last && p.postscale != 1.0) {
         const Op scaled = s.scale(out, recv_len, p.postscale);
         s.after(scaled, finished);
@@ -89,7 +91,6 @@ void reduce_scatter_phase(hvd_task_s& task, const RingLayout& L,
 void allgather_phase(hvd_task_s& task, const RingLayout& L,
                      const AllgatherPhase& p) {
   Schedule& s = task.schedule;
-  Window& window = task.window;
   const size_t C = L.chunks, E = L.chunk_elems, esize = L.esize;
   std::vector<Op>& previous = task.ops[0];  // per chunk: what step a sends
   previous.assign(C, Schedule::kNone);
@@ -117,13 +118,12 @@ void allgather_phase(hvd_task_s& task, const RingLayout& L,
       }
       const size_t recv_len = L.chunk_length(recv_seg, c);
       if (recv_len == 0) continue;
-      const size_t slot = window.take();
+      // Posted at once: the data lands in its final place, so a receive
+      // needs no slot, only the hazard's order.
       const Op received =
           s.recv(L.left, p.buffer + L.chunk_start(recv_seg, c) * esize,
                  recv_len * esize, L.tag(tag_step, c));
-      s.after(received, window.previous_release(slot));
       if (p.hazard != nullptr) s.after(received, p.hazard[step * C + c]);
-      window.release(slot, received);
       previous[c] = received;
     }
   }

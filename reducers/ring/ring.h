@@ -16,8 +16,10 @@ namespace hvd::reducers::ring {
 
 struct Options {
   uint64_t chunk_bytes = uint64_t(1) << 20;  // [reducer.ring] chunk_bytes
-  int64_t pipeline_depth =
-      4;  // [reducer.ring] pipeline_depth: chunks in flight
+  // [reducer.ring] pipeline_depth: scratch slots for receives that cannot
+  // land in place, and sends of the first step in flight. Receives into
+  // their final place are all posted at once.
+  int64_t pipeline_depth = 4;
 };
 
 void build_allreduce(hvd_task_s& task, const Collective& c, const Options& o);
