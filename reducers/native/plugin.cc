@@ -74,8 +74,7 @@ hvd_status post(hvd_reducer* r, const hvd_coll_args* args,
     if (r == nullptr || out == nullptr) {
       fail(HVD_ERR_INVALID_ARGUMENT, "native post: reducer or out is NULL");
     }
-    *out = start_task(r->host, r->tasks, args, api, p2p);
-    return HVD_OK;
+    return start_task(r->host, r->tasks, args, api, p2p, out);
   });
 }
 

@@ -68,15 +68,24 @@ hvd_task_s* TaskPool::take() {
   return t;
 }
 
-hvd_task* start_task(const hvd_host* host, TaskPool& pool,
-                     const hvd_coll_args* args, const hvd_p2p_api* api,
-                     hvd_p2p* p2p) {
+namespace {
+
+hvd_status decline(const std::string& why) {
+  hvd_plugin::set_last_error(why);
+  return HVD_ERR_UNSUPPORTED;
+}
+
+}  // namespace
+
+hvd_status start_task(const hvd_host* host, TaskPool& pool,
+                      const hvd_coll_args* args, const hvd_p2p_api* api,
+                      hvd_p2p* p2p, hvd_task** out) {
   if (args == nullptr || api == nullptr || p2p == nullptr) {
     fail(HVD_ERR_INVALID_ARGUMENT, "native post: NULL argument");
   }
   if (!HVD_HAS_FIELD(api, hvd_p2p_api, native_test) || !api->native ||
       !api->native_test) {
-    fail(HVD_ERR_UNSUPPORTED, "native: this core offers no native collectives");
+    return decline("native: this core offers no native collectives");
   }
   const hvd_coll_args& a = *args;
   const hvd_team* team = api->team(p2p);
@@ -87,9 +96,9 @@ hvd_task* start_task(const hvd_host* host, TaskPool& pool,
   task->args = args;
   task->native = api->native(p2p, &task->comm);
   if (task->native == nullptr) {
-    fail(HVD_ERR_UNSUPPORTED,
-         "native: no transport with native collectives serves this team of " +
-             std::to_string(team->size) + " rank(s)");
+    return decline(
+        "native: no transport with native collectives serves this team of " +
+        std::to_string(team->size) + " rank(s)");
   }
   const bool reducing = a.collective == HVD_COLL_ALLREDUCE ||
                         a.collective == HVD_COLL_REDUCESCATTER;
@@ -97,11 +106,10 @@ hvd_task* start_task(const hvd_host* host, TaskPool& pool,
   if (!task->native->supports(task->comm, a.collective, a.dtype,
                               reducing ? task->op : HVD_OP_SUM,
                               a.device.kind)) {
-    fail(HVD_ERR_UNSUPPORTED, "native: the transport has no native " +
-                                  std::to_string(a.collective) + " for dtype " +
-                                  std::to_string(a.dtype) + ", op " +
-                                  std::to_string(a.op) + ", memory kind " +
-                                  std::to_string(a.device.kind));
+    return decline("native: the transport has no native " +
+                   std::to_string(a.collective) + " for dtype " +
+                   std::to_string(a.dtype) + ", op " + std::to_string(a.op) +
+                   ", memory kind " + std::to_string(a.device.kind));
   }
   const size_t esize = hvd_plugin::dtype_size(a.dtype);
   const hvd_device_api* dev = host->device;
@@ -169,11 +177,13 @@ hvd_task* start_task(const hvd_host* host, TaskPool& pool,
   }
   if (s != HVD_OK) {
     if (task->scratch) dev->mem_free(dev->ctx, a.device, task->scratch);
-    fail(s, s == HVD_ERR_UNSUPPORTED
-                ? "native: the transport declined this collective"
-                : "native: posting the collective failed");
+    if (s == HVD_ERR_UNSUPPORTED) {
+      return decline("native: the transport declined this collective");
+    }
+    fail(s, "native: posting the collective failed");
   }
-  return task.release();
+  *out = task.release();
+  return HVD_OK;
 }
 
 hvd_status progress_task(hvd_task* task, hvd_completion* out) {

@@ -45,12 +45,14 @@ class TaskPool {
   std::vector<hvd_task_s*> free_;
 };
 
-// Posts the collective; throws a Failure (HVD_ERR_UNSUPPORTED when the
-// team's transport has no native collective for it, before anything was
-// written).
-hvd_task* start_task(const hvd_host* host, TaskPool& pool,
-                     const hvd_coll_args* args, const hvd_p2p_api* api,
-                     hvd_p2p* p2p);
+// Posts the collective into *out. Answers HVD_ERR_UNSUPPORTED, with the
+// reason as the thread's last error and before anything was written, when
+// the team's transport has no native collective for it: on teams served by
+// tcp that is every post, so declining must cost no exception. Throws a
+// Failure for real errors.
+hvd_status start_task(const hvd_host* host, TaskPool& pool,
+                      const hvd_coll_args* args, const hvd_p2p_api* api,
+                      hvd_p2p* p2p, hvd_task** out);
 hvd_status progress_task(hvd_task* task, hvd_completion* out);
 void free_task(hvd_task* task);
 

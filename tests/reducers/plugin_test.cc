@@ -240,6 +240,20 @@ TEST_P(TableTest, DeclinesWhatItDoesNotDo) {
   }
 }
 
+// native on a team whose transport has no native collectives (every team
+// over tcp): it declines with the reason, so the planner takes the next.
+TEST(NativeReducer, DeclinesATeamWithoutNativeCollectives) {
+  float x[4] = {1, 2, 3, 4};
+  hvd_coll_args a = base_args(HVD_COLL_ALLREDUCE, HVD_FLOAT32);
+  a.send = a.recv = x;
+  a.count = 4;
+  std::string message;
+  EXPECT_EQ(post_alone("native", a, &message), HVD_ERR_UNSUPPORTED);
+  EXPECT_NE(message.find("no transport with native collectives"),
+            std::string::npos)
+      << message;
+}
+
 // Scratch comes from a pool kept across tasks: the second run of the same
 // collective allocates nothing.
 TEST_P(TableTest, WarmReducerAllocatesNothing) {
