@@ -16,7 +16,9 @@ RingLayout::RingLayout(const Collective& c, const size_t* offsets,
       length(lengths) {
   size_t longest = 0;
   for (int32_t k = 0; k < size; ++k) longest = std::max(longest, length[k]);
-  chunk_elems = std::max<size_t>(1, chunk_bytes / esize);
+  // No longer than the longest segment: scratch slots are chunk-sized.
+  chunk_elems =
+      std::clamp<size_t>(chunk_bytes / esize, 1, std::max<size_t>(longest, 1));
   chunks = (longest + chunk_elems - 1) / chunk_elems;
   const size_t max_chunks =
       std::max<size_t>(1, Schedule::kSteps / std::max<uint32_t>(steps, 1));
