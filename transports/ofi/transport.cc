@@ -212,8 +212,9 @@ void Transport::properties(hvd_transport_properties* props) const {
   // Device memory and FI_MR_LOCAL want registered buffers from the core.
   bool needs_mr =
       plan_.register_local || plan_.mem_kinds != HVD_MEM_BIT(HVD_MEM_HOST);
+  // Providers may run progress threads of their own (tcp, shm, rxm).
   p.flags =
-      HVD_TRANSPORT_GLOBAL_MR |
+      HVD_TRANSPORT_GLOBAL_MR | HVD_TRANSPORT_OWN_THREADS |
       (needs_mr ? uint32_t{HVD_TRANSPORT_NEEDS_MR} : 0u) |
       (plan_.manual_progress ? uint32_t{HVD_TRANSPORT_NEEDS_PROGRESS} : 0u);
   p.tag_bits = user_bits_;
