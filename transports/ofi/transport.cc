@@ -246,23 +246,10 @@ Registration* Transport::mr_reg(void* buf, size_t bytes, hvd_device device) {
 // ---- requests --------------------------------------------------------------
 
 Request* Transport::new_request(Request::Kind kind, Connection* c) {
-  Request* r;
-  if (free_.empty()) {
-    storage_.push_back(std::make_unique<Request>());
-    r = storage_.back().get();
-  } else {
-    r = free_.back();
-    free_.pop_back();
-  }
-  std::memset(&r->context, 0, sizeof(r->context));
+  Request* r = requests_.take();
   r->kind = kind;
   r->transport = this;
   r->conn = c;
-  r->pinned = nullptr;
-  r->in_fabric = false;
-  r->complete = false;
-  r->released = false;
-  r->result = hvd_completion{};
   r->result.struct_size = sizeof(hvd_completion);
   r->result.peer = -1;
   return r;
@@ -270,8 +257,7 @@ Request* Transport::new_request(Request::Kind kind, Connection* c) {
 
 void Transport::release(Request* r) {
   mr_cache_->unpin(r->pinned);
-  r->pinned = nullptr;
-  free_.push_back(r);
+  requests_.put(r);
 }
 
 // The caller's result is final; the request may still be libfabric's.
