@@ -1,7 +1,6 @@
 #include "task.h"
 
 #include <cstring>
-#include <memory>
 #include <string>
 
 #include "horovod_plugin/boundary.h"
@@ -43,30 +42,6 @@ struct Claim {
 };
 
 }  // namespace
-
-hvd_task_s* TaskPool::take() {
-  if (free_.empty()) {
-    all_.push_back(std::make_unique<hvd_task_s>());
-    all_.back()->pool = this;
-    return all_.back().get();
-  }
-  hvd_task_s* t = free_.back();
-  free_.pop_back();
-  t->host = nullptr;
-  t->api = nullptr;
-  t->p2p = nullptr;
-  t->args = nullptr;
-  t->native = nullptr;
-  t->comm = nullptr;
-  t->op = HVD_OP_SUM;
-  t->request = nullptr;
-  t->scratch = nullptr;
-  t->result_count = 0;
-  t->abort_claimed.store(false, std::memory_order_relaxed);
-  t->abort_reason.store(HVD_OK, std::memory_order_relaxed);
-  t->abort_peer.store(-1, std::memory_order_relaxed);
-  return t;
-}
 
 namespace {
 

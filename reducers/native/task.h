@@ -5,10 +5,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "horovod/reducer.h"
+#include "horovod_plugin/pool.h"
 
 namespace hvd::reducers::native {
 class TaskPool;
@@ -37,12 +36,15 @@ namespace hvd::reducers::native {
 // allocates nothing. The core's thread alone posts and frees tasks.
 class TaskPool {
  public:
-  hvd_task_s* take();
-  void give(hvd_task_s* task) { free_.push_back(task); }
+  hvd_task_s* take() {
+    hvd_task_s* task = tasks_.take();
+    task->pool = this;
+    return task;
+  }
+  void give(hvd_task_s* task) { tasks_.put(task); }
 
  private:
-  std::vector<std::unique_ptr<hvd_task_s>> all_;
-  std::vector<hvd_task_s*> free_;
+  hvd_plugin::Pool<hvd_task_s> tasks_;
 };
 
 // Posts the collective into *out. Answers HVD_ERR_UNSUPPORTED, with the

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "horovod/horovod.h"
+#include "tensor_of.h"
 
 namespace {
 
@@ -20,17 +21,6 @@ void expect(bool ok, const std::string& what) {
   if (ok) return;
   std::printf("rank %d: FAIL: %s\n", hvd_rank(), what.c_str());
   ++failures;
-}
-
-hvd_tensor cuda_tensor(float* data, int64_t* shape, int device) {
-  hvd_tensor t{};
-  t.struct_size = sizeof t;
-  t.data = data;
-  t.device = {HVD_MEM_CUDA, device};
-  t.ndim = 1;
-  t.dtype = {HVD_DL_FLOAT, 32, 1};
-  t.shape = shape;
-  return t;
 }
 
 // In-place allreduce of `n` floats, rank r holding r + 1 + i % 5 (direct);
@@ -44,7 +34,8 @@ void allreduce_on_the_device(size_t n, int device) {
   for (hvd_reduce_op reduce : {HVD_OP_SUM, HVD_OP_AVERAGE}) {
     cudaMemcpy(d, host.data(), n * sizeof(float), cudaMemcpyHostToDevice);
     int64_t shape[] = {int64_t(n)};
-    hvd_tensor t = cuda_tensor(d, shape, device);
+    hvd_tensor t =
+        hvd_test::tensor_of(d, HVD_FLOAT32, shape, 1, {HVD_MEM_CUDA, device});
     std::string name =
         "direct." + std::to_string(n) + "." + std::to_string(int(reduce));
     hvd_op op{};

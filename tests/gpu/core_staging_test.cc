@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "horovod/horovod.h"
+#include "tensor_of.h"
 
 namespace {
 
@@ -37,14 +38,7 @@ class CoreStaging : public ::testing::Test {
 };
 
 hvd_tensor cuda_tensor(float* data, int64_t* shape) {
-  hvd_tensor t{};
-  t.struct_size = sizeof t;
-  t.data = data;
-  t.device = {HVD_MEM_CUDA, 0};
-  t.ndim = 1;
-  t.dtype = {HVD_DL_FLOAT, 32, 1};
-  t.shape = shape;
-  return t;
+  return hvd_test::tensor_of(data, HVD_FLOAT32, shape, 1, {HVD_MEM_CUDA, 0});
 }
 
 hvd_status run(hvd_collective collective, const char* name, hvd_tensor* in,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "horovod/horovod.h"
+#include "tensor_of.h"
 
 namespace {
 
@@ -39,28 +40,6 @@ uint32_t mix(uint32_t x) {
   x ^= x >> 15;
   x *= 0x846ca68bu;
   return x ^ (x >> 16);
-}
-
-hvd_dl_dtype dl(hvd_dtype d) {
-  switch (d) {
-    case HVD_INT32:
-      return {HVD_DL_INT, 32, 1};
-    case HVD_FLOAT64:
-      return {HVD_DL_FLOAT, 64, 1};
-    default:
-      return {HVD_DL_FLOAT, 32, 1};
-  }
-}
-
-hvd_tensor tensor(void* data, hvd_dtype d, const int64_t* shape, int ndim) {
-  hvd_tensor t{};
-  t.struct_size = sizeof t;
-  t.data = data;
-  t.device = {HVD_MEM_HOST, 0};
-  t.ndim = ndim;
-  t.dtype = dl(d);
-  t.shape = shape;
-  return t;
 }
 
 bool run(hvd_op& op, hvd_handle** handle, const std::string& what) {
@@ -109,7 +88,7 @@ void allreduce(const std::string& config, const char* kind, hvd_dtype d,
   }
   const std::string what = std::string(kind) + "." + std::to_string(n);
   const int64_t shape[] = {static_cast<int64_t>(n)};
-  hvd_tensor t = tensor(buf.data(), d, shape, 1);
+  hvd_tensor t = hvd_test::tensor_of(buf.data(), d, shape, 1);
   hvd_op op{};
   op.collective = HVD_COLL_ALLREDUCE;
   op.tensor_count = 1;
@@ -147,7 +126,7 @@ void allgather(const std::string& config, size_t rows_base) {
   std::vector<int32_t> mine(static_cast<size_t>(rows * cols));
   for (size_t i = 0; i < mine.size(); ++i) mine[i] = wrap_value(me, i);
   const int64_t shape[] = {rows, cols};
-  hvd_tensor t = tensor(mine.data(), HVD_INT32, shape, 2);
+  hvd_tensor t = hvd_test::tensor_of(mine.data(), HVD_INT32, shape, 2);
   hvd_op op{};
   op.collective = HVD_COLL_ALLGATHER;
   op.tensor_count = 1;

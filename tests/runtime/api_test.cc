@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mp_support.h"
+#include "tensor_of.h"
 
 namespace {
 
@@ -127,7 +128,7 @@ TEST_F(Api, EveryDtype) {
   for (hvd_dtype d = 0; d < HVD_DTYPE_COUNT; ++d) {
     Buffer b(d, {5});
     for (int i = 0; i < 5; ++i) b.set(i, i % 2);
-    std::string name = std::string("dtype.") + mp::dtype_text(d);
+    std::string name = std::string("dtype.") + mp::dtype_name(d);
     EXPECT_EQ(run(make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1)), HVD_OK)
         << name << ": " << hvd_last_error();
     EXPECT_EQ(b.get(3), 1) << name;
@@ -184,12 +185,7 @@ TEST_F(Api, RejectsBadOpsWithClearMessages) {
   float data[12] = {};
   int64_t shape[] = {4, 3};
   int64_t strides[] = {1, 4};
-  hvd_tensor t{};
-  t.struct_size = sizeof t;
-  t.data = data;
-  t.ndim = 2;
-  t.dtype = {HVD_DL_FLOAT, 32, 1};
-  t.shape = shape;
+  hvd_tensor t = hvd_test::tensor_of(data, HVD_FLOAT32, shape, 2);
   t.strides = strides;
   hvd_handle* h = nullptr;
   hvd_op op = make_op(HVD_COLL_ALLREDUCE, "strided", &t, 1);
@@ -272,13 +268,8 @@ TEST_F(Api, CudaTensorsNeedAUsableDevice) {
   }
   float data[4] = {};
   int64_t shape[] = {4};
-  hvd_tensor t{};
-  t.struct_size = sizeof t;
-  t.data = data;
-  t.device = {HVD_MEM_CUDA, 0};
-  t.ndim = 1;
-  t.dtype = {HVD_DL_FLOAT, 32, 1};
-  t.shape = shape;
+  hvd_tensor t =
+      hvd_test::tensor_of(data, HVD_FLOAT32, shape, 1, {HVD_MEM_CUDA, 0});
   hvd_handle* h = nullptr;
   hvd_op op = make_op(HVD_COLL_ALLREDUCE, "on_gpu", &t, 1);
   EXPECT_EQ(hvd_enqueue(&op, &h), HVD_ERR_UNSUPPORTED);

@@ -131,7 +131,7 @@ void allreduce_all_dtypes() {
       for (hvd_reduce_op op : ops) {
         if (d == HVD_BOOL && op == HVD_OP_AVERAGE) continue;
         auto c = std::make_unique<Check>();
-        c->name = tag + ".allreduce." + dtype_text(d) + "." + op_text(op) +
+        c->name = tag + ".allreduce." + dtype_name(d) + "." + op_text(op) +
                   "." + std::to_string(count);
         c->in = Buffer(d, {static_cast<int64_t>(count)});
         for (size_t i = 0; i < count; ++i) c->in.set(i, value(d, op, R, i));
@@ -168,7 +168,7 @@ void allreduce_large_and_scaled() {
   for (hvd_dtype d : {HVD_FLOAT32, HVD_INT8}) {
     auto c = std::make_unique<Check>();
     size_t count = (size_t{1} << 20) + 3;
-    c->name = tag + ".allreduce.large." + dtype_text(d);
+    c->name = tag + ".allreduce.large." + dtype_name(d);
     c->in = Buffer(d, {static_cast<int64_t>(count)});
     for (size_t i = 0; i < count; ++i) c->in.set(i, value(d, HVD_OP_SUM, R, i));
     c->verify = [d, count](Check& k) {
@@ -281,7 +281,7 @@ void allgather_all_dtypes() {
       const int64_t cols = variant == 2 ? 5 : 3;
       if (variant == 2 && d != HVD_FLOAT32 && d != HVD_UINT8) continue;
       c->name =
-          tag + ".allgather." + dtype_text(d) + "." + std::to_string(variant);
+          tag + ".allgather." + dtype_name(d) + "." + std::to_string(variant);
       c->in = Buffer(d, {rows_of(R), cols});
       for (int64_t j = 0; j < rows_of(R); ++j) {
         for (int64_t k = 0; k < cols; ++k) {
@@ -356,7 +356,7 @@ void broadcast_every_root() {
       for (int64_t count : {int64_t{0}, int64_t{1}, int64_t{257}}) {
         auto c = std::make_unique<Check>();
         c->name = tag + ".broadcast." + std::to_string(root) + "." +
-                  dtype_text(d) + "." + std::to_string(count);
+                  dtype_name(d) + "." + std::to_string(count);
         c->in = Buffer(d, {count});
         auto v = [d](int r, size_t i) {
           return d == HVD_BOOL ? (r + i) % 2
@@ -419,7 +419,7 @@ void alltoall_variants() {
         }
       }
       std::string name =
-          tag + ".alltoall." + dtype_text(d) + "." + std::to_string(variant);
+          tag + ".alltoall." + dtype_name(d) + "." + std::to_string(variant);
       hvd_op op = make_op(HVD_COLL_ALLTOALL, name, &in.desc, 1);
       if (variant != 1) {
         op.splits = splits.data();
@@ -466,7 +466,7 @@ void reducescatter_variants() {
       auto c = std::make_unique<Check>();
       const int64_t cols = 3;
       c->name =
-          tag + ".reducescatter." + dtype_text(d) + "." + std::to_string(rows);
+          tag + ".reducescatter." + dtype_name(d) + "." + std::to_string(rows);
       c->in = Buffer(d, {rows, cols});
       for (size_t i = 0; i < c->in.elements; ++i)
         c->in.set(i, value(d, HVD_OP_SUM, R, i));

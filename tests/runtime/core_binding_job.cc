@@ -1,10 +1,11 @@
 // runtime.bind_to_core through the C API, as one job (horovodrun -np 2).
 // The job first narrows its affinity to two CPUs, so the ranks fill their
-// cores whatever the machine. Bound (the default),
-// hvd_init leaves the initialising thread and the background thread on one
-// CPU, a different one on each rank, and hvd_shutdown gives the thread its
-// two CPUs back; with HOROVOD_BIND_TO_CORE=false (argv[1] "off") the
-// affinity stays as it was.
+// cores whatever the machine. Bound (argv[1] "on"), hvd_init leaves the
+// initialising thread and the background thread on one CPU, a different one
+// on each rank, and hvd_shutdown gives the thread its two CPUs back; with
+// HOROVOD_BIND_TO_CORE=false ("off"), or over a transport that may run
+// threads of its own ("threads"), the affinity stays as it was. argv[2], if
+// given, is the configuration file.
 #include <dirent.h>
 #include <sched.h>
 #include <unistd.h>
@@ -67,8 +68,9 @@ std::string text(const std::vector<int>& cpus) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool bound = !(argc > 1 && std::strcmp(argv[1], "off") == 0);
-  if (!bound) setenv("HOROVOD_BIND_TO_CORE", "false", 1);
+  const char* mode = argc > 1 ? argv[1] : "on";
+  const bool bound = std::strcmp(mode, "on") == 0;
+  if (std::strcmp(mode, "off") == 0) setenv("HOROVOD_BIND_TO_CORE", "false", 1);
   std::vector<int> mine = cpus_of(0);
   if (mine.size() < 2) {
     std::printf("core binding: skipped (this process may run on %zu CPU)\n",
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
 
   hvd_init_options options{};
   options.struct_size = sizeof options;
+  if (argc > 2) options.config_path = argv[2];
   if (hvd_init(&options) != HVD_OK) {
     std::printf("rank ?: FAIL: hvd_init: %s\n", hvd_last_error());
     return 1;
@@ -118,7 +121,7 @@ int main(int argc, char** argv) {
   expect(cpus_of(0) == mine, "after hvd_shutdown rank " + std::to_string(rank) +
                                  " runs on " + text(cpus_of(0)) + ", not " +
                                  text(mine));
-  std::printf("rank %d: core binding (%s): %s\n", rank, bound ? "on" : "off",
+  std::printf("rank %d: core binding (%s): %s\n", rank, mode,
               g_failures ? "FAILED" : "passed");
   std::fflush(stdout);
   return g_failures ? 1 : 0;

@@ -9,6 +9,7 @@
 #include "fake_transport.h"
 #include "p2p/transport.h"
 #include "runtime/tensor_view.h"
+#include "tensor_of.h"
 
 namespace hvd::runtime {
 namespace {
@@ -168,17 +169,6 @@ TEST(MemoryRoute, TransportsAreCheckedForTheMemoryOfTheirScope) {
             "transport 'fake': cannot send from CUDA memory");
 }
 
-hvd_tensor cuda_tensor(float* data, int64_t* shape) {
-  hvd_tensor t{};
-  t.struct_size = sizeof(t);
-  t.data = data;
-  t.device = {HVD_MEM_CUDA, 0};
-  t.ndim = 1;
-  t.dtype = dl_from_dtype(HVD_FLOAT32);
-  t.shape = shape;
-  return t;
-}
-
 TEST(MemoryRoute, CudaTensorWithoutADeviceIsRefusedByName) {
   if (device_unusable({HVD_MEM_CUDA, 0}).empty()) {
     GTEST_SKIP() << "a CUDA device is present";
@@ -186,7 +176,9 @@ TEST(MemoryRoute, CudaTensorWithoutADeviceIsRefusedByName) {
   float data[4] = {};
   int64_t shape[1] = {4};
   try {
-    view_tensor(cuda_tensor(data, shape), "allreduce 'weights' input 0");
+    view_tensor(
+        hvd_test::tensor_of(data, HVD_FLOAT32, shape, 1, {HVD_MEM_CUDA, 0}),
+        "allreduce 'weights' input 0");
     FAIL() << "a CUDA tensor was accepted without a CUDA device";
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), HVD_ERR_UNSUPPORTED);
@@ -205,7 +197,8 @@ TEST(MemoryRoute, CudaTensorOnAPresentDeviceIsAccepted) {
   }
   float data[4] = {};  // not dereferenced by the view
   int64_t shape[1] = {4};
-  TensorView v = view_tensor(cuda_tensor(data, shape), "t");
+  TensorView v = view_tensor(
+      hvd_test::tensor_of(data, HVD_FLOAT32, shape, 1, {HVD_MEM_CUDA, 0}), "t");
   EXPECT_EQ(v.device.kind, HVD_MEM_CUDA);
   EXPECT_EQ(v.bytes, 16u);
 }

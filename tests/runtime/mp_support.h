@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "horovod/horovod.h"
+#include "horovod_plugin/enums.h"
+#include "tensor_of.h"
 
 namespace mp {
 
@@ -32,44 +34,8 @@ inline void expect_ok(hvd_status s, const std::string& what) {
   }
 }
 
-inline const char* dtype_text(hvd_dtype d) {
-  static const char* names[] = {"uint8",   "int8",    "uint16",  "int16",
-                                "int32",   "int64",   "float16", "bfloat16",
-                                "float32", "float64", "bool"};
-  return d >= 0 && d < HVD_DTYPE_COUNT ? names[d] : "?";
-}
-
-inline size_t dtype_bytes(hvd_dtype d) {
-  static const size_t sizes[] = {1, 1, 2, 2, 4, 8, 2, 2, 4, 8, 1};
-  return sizes[d];
-}
-
-inline hvd_dl_dtype dl(hvd_dtype d) {
-  switch (d) {
-    case HVD_UINT8:
-      return {HVD_DL_UINT, 8, 1};
-    case HVD_INT8:
-      return {HVD_DL_INT, 8, 1};
-    case HVD_UINT16:
-      return {HVD_DL_UINT, 16, 1};
-    case HVD_INT16:
-      return {HVD_DL_INT, 16, 1};
-    case HVD_INT32:
-      return {HVD_DL_INT, 32, 1};
-    case HVD_INT64:
-      return {HVD_DL_INT, 64, 1};
-    case HVD_FLOAT16:
-      return {HVD_DL_FLOAT, 16, 1};
-    case HVD_BFLOAT16:
-      return {HVD_DL_BFLOAT, 16, 1};
-    case HVD_FLOAT32:
-      return {HVD_DL_FLOAT, 32, 1};
-    case HVD_FLOAT64:
-      return {HVD_DL_FLOAT, 64, 1};
-    default:
-      return {HVD_DL_BOOL, 8, 1};
-  }
-}
+using hvd_plugin::dtype_name;
+using hvd_plugin::dtype_size;
 
 inline bool is_float(hvd_dtype d) {
   return d == HVD_FLOAT16 || d == HVD_BFLOAT16 || d == HVD_FLOAT32 ||
@@ -214,7 +180,7 @@ struct Buffer {
   Buffer(hvd_dtype d, std::vector<int64_t> s) : dtype(d), shape(std::move(s)) {
     elements = 1;
     for (int64_t n : shape) elements *= static_cast<size_t>(n);
-    data.assign(elements * dtype_bytes(d) + 1, 0);
+    data.assign(elements * dtype_size(d) + 1, 0);
     describe();
   }
   Buffer(const Buffer& o)
@@ -230,13 +196,8 @@ struct Buffer {
     return *this;
   }
   void describe() {
-    desc = hvd_tensor{};
-    desc.struct_size = sizeof desc;
-    desc.data = data.data();
-    desc.device = {HVD_MEM_HOST, 0};
-    desc.ndim = static_cast<int32_t>(shape.size());
-    desc.dtype = dl(dtype);
-    desc.shape = shape.empty() ? nullptr : shape.data();
+    desc = hvd_test::tensor_of(data.data(), dtype, shape.data(),
+                               static_cast<int32_t>(shape.size()));
   }
   void set(size_t i, double v) { store(dtype, data.data(), i, v); }
   double get(size_t i) const { return load(dtype, data.data(), i); }

@@ -24,7 +24,7 @@ const hvd_dl_dtype kF32 = {HVD_DL_FLOAT, 32, 1};
 
 TEST(TensorView, EveryDtypeMapsBothWays) {
   for (hvd_dtype d = 0; d < HVD_DTYPE_COUNT; ++d) {
-    EXPECT_EQ(dtype_from_dl(dl_from_dtype(d)), d);
+    EXPECT_EQ(dtype_from_dl(dl_dtype(d)), d);
   }
   EXPECT_EQ(dtype_from_dl({HVD_DL_UINT, 32, 1}), -1);
   EXPECT_EQ(dtype_from_dl({HVD_DL_FLOAT, 32, 4}), -1);

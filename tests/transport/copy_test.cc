@@ -1,11 +1,14 @@
-// The shm transport's streaming copy, for every alignment of source and
-// destination and sizes around its thresholds.
+// The streaming copy the shm transport and the core share, for every
+// alignment of source and destination and sizes around the thresholds of
+// its prologue, its loops and shm's use of it.
 #include "shm/copy.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
+
+#include "horovod_plugin/stream_copy.h"
 
 namespace {
 
@@ -21,7 +24,7 @@ TEST(StreamCopy, EveryAlignmentAndSize) {
     for (size_t s_off : {0, 1, 7, 16, 33, 63}) {
       for (size_t d_off : {0, 3, 8, 31, 32, 61}) {
         std::fill(dst.begin(), dst.end(), 0xEE);
-        hvd_shm::stream_copy(dst.data() + d_off, src.data() + s_off, size);
+        hvd_plugin::stream_copy(dst.data() + d_off, src.data() + s_off, size);
         ASSERT_EQ(std::memcmp(dst.data() + d_off, src.data() + s_off, size), 0)
             << "size " << size << " src+" << s_off << " dst+" << d_off;
         for (size_t i = 0; i < d_off; ++i) ASSERT_EQ(dst[i], 0xEE);

@@ -84,6 +84,8 @@ TEST_F(ShmTest, PropertiesSayIntraHostAndOneSided) {
     CaseContext ctx = context(world, o);
     EXPECT_TRUE(ctx.props.flags & HVD_TRANSPORT_INTRA_HOST);
     EXPECT_TRUE(ctx.props.flags & HVD_TRANSPORT_ONE_SIDED);
+    // It runs on the core's threads only: ranks may bind to one core.
+    EXPECT_FALSE(ctx.props.flags & HVD_TRANSPORT_OWN_THREADS);
     EXPECT_EQ(ctx.props.tag_bits, 64u);
   });
 }

@@ -1,29 +1,13 @@
 #include "runtime_layer.h"
 
 #include "common/error.h"
+#include "horovod_plugin/enums.h"
 #include "options.h"
 
 namespace hvd_bench {
 namespace {
 
 using hvd::Error;
-
-hvd_dl_dtype dl_dtype(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_FLOAT64:
-      return {HVD_DL_FLOAT, 64, 1};
-    case HVD_FLOAT16:
-      return {HVD_DL_FLOAT, 16, 1};
-    case HVD_BFLOAT16:
-      return {HVD_DL_BFLOAT, 16, 1};
-    case HVD_INT32:
-      return {HVD_DL_INT, 32, 1};
-    case HVD_INT64:
-      return {HVD_DL_INT, 64, 1};
-    default:
-      return {HVD_DL_FLOAT, 32, 1};
-  }
-}
 
 hvd_status allocate_output(void*, void* op_ctx, int32_t index,
                            const hvd_tensor* like, int32_t ndim,
@@ -68,7 +52,7 @@ hvd_tensor host_tensor(void* data, hvd_dtype dtype, const int64_t* shape) {
   t.data = data;
   t.device = hvd_device{HVD_MEM_HOST, 0};
   t.ndim = 1;
-  t.dtype = dl_dtype(dtype);
+  t.dtype = hvd_plugin::dl_dtype(dtype);
   t.shape = shape;
   return t;
 }

@@ -1,39 +1,19 @@
-// Pools of a transport's requests and other small records, so steady
-// traffic allocates nothing. Single-threaded: the core's thread takes,
-// finishes and reaps.
+// A pool of a transport's requests (hvd_plugin::Pool) that also finishes
+// and reaps them. Single-threaded: the core's thread takes, finishes and
+// reaps.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <vector>
 
 #include "horovod/abi.h"
+#include "horovod_plugin/pool.h"
 
 namespace hvd_transport_common {
 
-// Owns every T it hands out. take() gives a value-initialised one, reusing
-// one given back when there is one; put() gives it back.
-template <typename T>
-class Pool {
- public:
-  T* take() {
-    if (free_.empty()) {
-      storage_.push_back(std::make_unique<T>());
-      return storage_.back().get();
-    }
-    T* item = free_.back();
-    free_.pop_back();
-    *item = T{};
-    return item;
-  }
-  void put(T* item) { free_.push_back(item); }
-
- private:
-  std::vector<std::unique_ptr<T>> storage_;
-  std::vector<T*> free_;
-};
+// hvd_transport_common::Pool, as the transports name it.
+using hvd_plugin::Pool;
 
 // Requests with `bool complete` and `hvd_completion result` members, from
 // take() until test() has reported them (reap).

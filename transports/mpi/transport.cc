@@ -80,6 +80,8 @@ void Transport::properties(hvd_transport_properties* props) const {
   // MPI moves data only inside MPI calls: the core calls progress() while
   // it waits for anything, so a peer's message is never left half-done.
   p.flags = HVD_TRANSPORT_NATIVE_COLLECTIVES | HVD_TRANSPORT_NEEDS_PROGRESS;
+  // The MPI library may run threads of its own (runtime, PMIx, progress).
+  p.flags |= HVD_TRANSPORT_OWN_THREADS;
   p.tag_bits = library_.core_tag_bits();
   p.max_requests = options_.max_requests;
   p.max_message_bytes = uint64_t{1} << 30;  // MPI counts are ints

@@ -69,7 +69,8 @@ void Transport::properties(hvd_transport_properties* props) const {
   *props = hvd_transport_properties{};
   props->struct_size = HVD_STRUCT_SIZE(hvd_transport_properties, handle_bytes);
   props->mem_kinds = HVD_MEM_BIT(HVD_MEM_CUDA);
-  props->flags = HVD_TRANSPORT_NATIVE_COLLECTIVES;
+  // NCCL runs proxy threads of its own.
+  props->flags = HVD_TRANSPORT_NATIVE_COLLECTIVES | HVD_TRANSPORT_OWN_THREADS;
   props->tag_bits = 0;  // no point-to-point messages
   props->max_requests = 1024;
   props->max_message_bytes = uint64_t{1} << 40;

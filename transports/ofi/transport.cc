@@ -212,8 +212,9 @@ void Transport::properties(hvd_transport_properties* props) const {
   // Device memory and FI_MR_LOCAL want registered buffers from the core.
   bool needs_mr =
       plan_.register_local || plan_.mem_kinds != HVD_MEM_BIT(HVD_MEM_HOST);
+  // Providers may run progress threads of their own (tcp, shm, rxm).
   p.flags =
-      HVD_TRANSPORT_GLOBAL_MR |
+      HVD_TRANSPORT_GLOBAL_MR | HVD_TRANSPORT_OWN_THREADS |
       (needs_mr ? uint32_t{HVD_TRANSPORT_NEEDS_MR} : 0u) |
       (plan_.manual_progress ? uint32_t{HVD_TRANSPORT_NEEDS_PROGRESS} : 0u);
   p.tag_bits = user_bits_;
@@ -245,23 +246,10 @@ Registration* Transport::mr_reg(void* buf, size_t bytes, hvd_device device) {
 // ---- requests --------------------------------------------------------------
 
 Request* Transport::new_request(Request::Kind kind, Connection* c) {
-  Request* r;
-  if (free_.empty()) {
-    storage_.push_back(std::make_unique<Request>());
-    r = storage_.back().get();
-  } else {
-    r = free_.back();
-    free_.pop_back();
-  }
-  std::memset(&r->context, 0, sizeof(r->context));
+  Request* r = requests_.take();
   r->kind = kind;
   r->transport = this;
   r->conn = c;
-  r->pinned = nullptr;
-  r->in_fabric = false;
-  r->complete = false;
-  r->released = false;
-  r->result = hvd_completion{};
   r->result.struct_size = sizeof(hvd_completion);
   r->result.peer = -1;
   return r;
@@ -269,8 +257,7 @@ Request* Transport::new_request(Request::Kind kind, Connection* c) {
 
 void Transport::release(Request* r) {
   mr_cache_->unpin(r->pinned);
-  r->pinned = nullptr;
-  free_.push_back(r);
+  requests_.put(r);
 }
 
 // The caller's result is final; the request may still be libfabric's.

@@ -20,6 +20,7 @@
 #include "endpoint_plan.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
+#include "horovod_plugin/pool.h"
 #include "mr_cache.h"
 #include "options.h"
 #include "protocol.h"
@@ -158,8 +159,7 @@ class Transport {
   int timer_fd_ = -1;
   bool timer_on_ = false;
 
-  std::vector<std::unique_ptr<Request>> storage_;
-  std::vector<Request*> free_;
+  hvd_plugin::Pool<Request> requests_;
   std::vector<std::unique_ptr<Connection>> connections_;  // owned till the end
   std::vector<Connection*> by_id_;                        // live, by id
   uint32_t next_id_ = 1;

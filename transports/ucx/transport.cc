@@ -114,7 +114,9 @@ void Transport::properties(hvd_transport_properties* props) const {
   *props = hvd_transport_properties{};
   props->struct_size = HVD_STRUCT_SIZE(hvd_transport_properties, handle_bytes);
   props->mem_kinds = HVD_MEM_BIT(HVD_MEM_HOST);
-  props->flags = HVD_TRANSPORT_NEEDS_PROGRESS;
+  // UCX may run an async thread (UCX_ASYNC_MODE=thread) and its
+  // transports' own.
+  props->flags = HVD_TRANSPORT_NEEDS_PROGRESS | HVD_TRANSPORT_OWN_THREADS;
   props->tag_bits = kTagBits;
   props->max_requests = options_.max_requests;
   props->max_message_bytes = uint64_t{1} << 40;

@@ -40,7 +40,12 @@ enum {
   HVD_TRANSPORT_ONE_SIDED = 1u << 3,   /* mem_alloc + iput/iget */
   HVD_TRANSPORT_NEEDS_PROGRESS = 1u << 4, /* call progress() while waiting */
   HVD_TRANSPORT_INTRA_HOST = 1u << 5,     /* reaches only ranks on this host */
-  HVD_TRANSPORT_NATIVE_COLLECTIVES = 1u << 6 /* has the collectives ext. */
+  HVD_TRANSPORT_NATIVE_COLLECTIVES = 1u << 6, /* has the collectives ext. */
+  /* Since 1.3: runs threads of its own or of its library (progress threads,
+   * Gloo's, NCCL's), which would inherit a rank's one-core binding
+   * (runtime.bind_to_core). Read only from a table with abi_minor >= 3; one
+   * built for an earlier minor is taken to run threads. */
+  HVD_TRANSPORT_OWN_THREADS = 1u << 7
 };
 
 typedef struct hvd_transport_properties {

@@ -1,10 +1,11 @@
-// Sizes and names of the ABI's enums, shared by the core, the tools and the
-// built-in plugins.
+// Sizes, names and DLPack types of the ABI's enums, shared by the core, the
+// tools, the tests and the built-in plugins.
 #pragma once
 
 #include <cstddef>
 
 #include "horovod/abi.h"
+#include "horovod/tensor.h"
 
 namespace hvd_plugin {
 
@@ -28,6 +29,36 @@ inline size_t dtype_size(hvd_dtype dtype) {
       return 8;
     default:
       return 0;
+  }
+}
+
+// The DLPack type of a dtype (one lane); {0, 0, 0} for an unknown dtype.
+inline hvd_dl_dtype dl_dtype(hvd_dtype dtype) {
+  switch (dtype) {
+    case HVD_UINT8:
+      return {HVD_DL_UINT, 8, 1};
+    case HVD_INT8:
+      return {HVD_DL_INT, 8, 1};
+    case HVD_UINT16:
+      return {HVD_DL_UINT, 16, 1};
+    case HVD_INT16:
+      return {HVD_DL_INT, 16, 1};
+    case HVD_INT32:
+      return {HVD_DL_INT, 32, 1};
+    case HVD_INT64:
+      return {HVD_DL_INT, 64, 1};
+    case HVD_FLOAT16:
+      return {HVD_DL_FLOAT, 16, 1};
+    case HVD_BFLOAT16:
+      return {HVD_DL_BFLOAT, 16, 1};
+    case HVD_FLOAT32:
+      return {HVD_DL_FLOAT, 32, 1};
+    case HVD_FLOAT64:
+      return {HVD_DL_FLOAT, 64, 1};
+    case HVD_BOOL:
+      return {HVD_DL_BOOL, 8, 1};
+    default:
+      return {0, 0, 0};
   }
 }
 

@@ -54,9 +54,10 @@ const std::vector<KeySpec>& schema() {
        "run on, bind each rank's initialising thread, and so its background "
        "thread, to one of those cores by local rank, as mpirun --bind-to "
        "core does (left free, the scheduler may stack several ranks' "
-       "threads on one core); hvd_shutdown on that thread unbinds it. Only "
-       "over the built-in shm and tcp transports: a plugin's own threads "
-       "would inherit the one core."},
+       "threads on one core); hvd_shutdown on that thread unbinds it. Not "
+       "over a transport that may run threads of its own (gloo, nccl, ucx, "
+       "ofi, mpi, any plugin built before ABI 1.3): they would inherit the "
+       "one core."},
       {"runtime.autotune", T::Bool, "false", "HOROVOD_AUTOTUNE", E::Native,
        kShared, kCore, "",
        "Tune the fusion threshold and cycle time while training runs."},

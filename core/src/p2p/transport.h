@@ -42,6 +42,11 @@ class Transport {
   bool needs_progress() const {
     return props_.flags & HVD_TRANSPORT_NEEDS_PROGRESS;
   }
+  // Whether it may run threads of its own (HVD_TRANSPORT_OWN_THREADS). A
+  // table built before 1.3 could not say so, and may.
+  bool own_threads() const {
+    return api_->abi_minor < 3 || (props_.flags & HVD_TRANSPORT_OWN_THREADS);
+  }
   // Its collectives extension, when it offers a usable one; else null.
   const hvd_transport_collectives* collectives() const { return collectives_; }
 

@@ -22,7 +22,7 @@ cpu_set_t to_set(const p2p::CpuMask& mask) {
 
 std::string threaded_transport(const p2p::Engine& engine) {
   for (const auto& t : engine.transports()) {
-    if (t->name() != "shm" && t->name() != "tcp") return t->name();
+    if (t->own_threads()) return t->name();
   }
   return "";
 }

@@ -21,11 +21,10 @@ class Engine;
 
 namespace hvd::runtime {
 
-// The first transport of `engine` that may run threads of its own, or "":
-// a plugin may (Gloo's and NCCL's do), and a one-core binding, which the
-// threads a rank starts later inherit, would make them queue for the core
-// its waiting threads hold. The built-in shm and tcp run on the core's
-// threads only.
+// The first transport of `engine` that may run threads of its own
+// (p2p::Transport::own_threads), or "": a one-core binding, which the threads
+// a rank starts later inherit, would make them queue for the core its
+// waiting threads hold.
 std::string threaded_transport(const p2p::Engine& engine);
 
 // The CPU of `mask` that local rank `local_rank` of `local_size` binds to,

@@ -47,34 +47,6 @@ hvd_dtype dtype_from_dl(hvd_dl_dtype dl) {
   return -1;
 }
 
-hvd_dl_dtype dl_from_dtype(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_UINT8:
-      return {HVD_DL_UINT, 8, 1};
-    case HVD_INT8:
-      return {HVD_DL_INT, 8, 1};
-    case HVD_UINT16:
-      return {HVD_DL_UINT, 16, 1};
-    case HVD_INT16:
-      return {HVD_DL_INT, 16, 1};
-    case HVD_INT32:
-      return {HVD_DL_INT, 32, 1};
-    case HVD_INT64:
-      return {HVD_DL_INT, 64, 1};
-    case HVD_FLOAT16:
-      return {HVD_DL_FLOAT, 16, 1};
-    case HVD_BFLOAT16:
-      return {HVD_DL_BFLOAT, 16, 1};
-    case HVD_FLOAT32:
-      return {HVD_DL_FLOAT, 32, 1};
-    case HVD_FLOAT64:
-      return {HVD_DL_FLOAT, 64, 1};
-    case HVD_BOOL:
-      return {HVD_DL_BOOL, 8, 1};
-  }
-  return {0, 0, 0};
-}
-
 namespace {
 
 // `name()` gives the descriptor's name for an error message: built only
@@ -161,7 +133,7 @@ hvd_tensor describe_tensor(const TensorView& v) {
   t.data = v.data;
   t.device = v.device;
   t.ndim = static_cast<int32_t>(v.shape.size());
-  t.dtype = dl_from_dtype(v.dtype);
+  t.dtype = dl_dtype(v.dtype);
   t.shape = v.shape.empty() ? nullptr : v.shape.data();
   t.strides = nullptr;
   t.byte_offset = 0;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "horovod/tensor.h"
+#include "horovod_plugin/enums.h"
 
 namespace hvd::runtime {
 
@@ -19,9 +20,9 @@ struct TensorView {
 };
 
 // The hvd_dtype of a DLPack dtype, or -1 when it has none (uint32, vector
-// lanes, ...).
+// lanes, ...); dl_dtype() is the way back.
 hvd_dtype dtype_from_dl(hvd_dl_dtype dl);
-hvd_dl_dtype dl_from_dtype(hvd_dtype dtype);
+using hvd_plugin::dl_dtype;
 
 // Checks one descriptor and makes its view. `what` names it in errors
 // ("allreduce 'grad' input 0"). Throws hvd::Error HVD_ERR_INVALID_ARGUMENT
