@@ -6,7 +6,9 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -47,6 +49,32 @@ void make_directory(const std::string& path) {
   }
 }
 
+// Gloo's device starts its event-loop thread, which inherits the creating
+// thread's affinity: under runtime.bind_to_core that is one core, shared
+// with the thread that waits on the loop, which would time Gloo unfairly
+// (16 B took 4 ms, 64 MiB ran 15% slower). While alive, lets the calling
+// thread run on every online CPU.
+class AnyCpu {
+ public:
+  AnyCpu() {
+    saved_ok_ = sched_getaffinity(0, sizeof(saved_), &saved_) == 0;
+    cpu_set_t any;
+    CPU_ZERO(&any);
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < cpus && c < CPU_SETSIZE; ++c) CPU_SET(c, &any);
+    sched_setaffinity(0, sizeof(any), &any);
+  }
+  ~AnyCpu() {
+    if (saved_ok_) sched_setaffinity(0, sizeof(saved_), &saved_);
+  }
+  AnyCpu(const AnyCpu&) = delete;
+  AnyCpu& operator=(const AnyCpu&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool saved_ok_ = false;
+};
+
 template <typename T>
 void sum(void* c, const void* a, const void* b, size_t n) {
   T* out = static_cast<T*>(c);
@@ -67,6 +95,7 @@ class GlooPeer : public Layer {
       attr.hostname = "127.0.0.1";
     }
     try {
+      const AnyCpu unbound_loop_thread;
       device_ = gloo::transport::tcp::CreateDevice(attr);
       gloo::rendezvous::FileStore files(dir);
       gloo::rendezvous::PrefixStore store("bench", files);
