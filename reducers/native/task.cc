@@ -41,10 +41,6 @@ struct Claim {
   }
 };
 
-}  // namespace
-
-namespace {
-
 hvd_status decline(const std::string& why) {
   hvd_plugin::set_last_error(why);
   return HVD_ERR_UNSUPPORTED;
@@ -64,28 +60,33 @@ hvd_status start_task(const hvd_host* host, TaskPool& pool,
   }
   const hvd_coll_args& a = *args;
   const hvd_team* team = api->team(p2p);
-  Claim task{pool.take()};
-  task->host = host;
-  task->api = api;
-  task->p2p = p2p;
-  task->args = args;
-  task->native = api->native(p2p, &task->comm);
-  if (task->native == nullptr) {
+  // Declining takes no task: on teams served by tcp every post declines.
+  hvd_coll_comm* comm = nullptr;
+  const hvd_transport_collectives* native = api->native(p2p, &comm);
+  if (native == nullptr) {
     return decline(
         "native: no transport with native collectives serves this team of " +
         std::to_string(team->size) + " rank(s)");
   }
   const bool reducing = a.collective == HVD_COLL_ALLREDUCE ||
                         a.collective == HVD_COLL_REDUCESCATTER;
-  task->op = a.op == HVD_OP_AVERAGE ? HVD_OP_SUM : a.op;
-  if (!task->native->supports(task->comm, a.collective, a.dtype,
-                              reducing ? task->op : HVD_OP_SUM,
-                              a.device.kind)) {
-    return decline("native: the transport has no native " +
-                   std::to_string(a.collective) + " for dtype " +
-                   std::to_string(a.dtype) + ", op " + std::to_string(a.op) +
-                   ", memory kind " + std::to_string(a.device.kind));
+  const hvd_reduce_op op = a.op == HVD_OP_AVERAGE ? HVD_OP_SUM : a.op;
+  if (!native->supports(comm, a.collective, a.dtype,
+                        reducing ? op : HVD_OP_SUM, a.device.kind)) {
+    return decline(std::string("native: the transport has no native ") +
+                   hvd_plugin::collective_name(a.collective) + " of " +
+                   hvd_plugin::dtype_name(a.dtype) + ", op " +
+                   hvd_plugin::op_name(a.op) + ", memory kind " +
+                   std::to_string(a.device.kind));
   }
+  Claim task{pool.take()};
+  task->host = host;
+  task->api = api;
+  task->p2p = p2p;
+  task->args = args;
+  task->native = native;
+  task->comm = comm;
+  task->op = op;
   const size_t esize = hvd_plugin::dtype_size(a.dtype);
   const hvd_device_api* dev = host->device;
   const hvd_transport_collectives& n = *task->native;

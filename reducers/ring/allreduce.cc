@@ -6,8 +6,6 @@
 // to window-many scratch slots. Each chunk's final value is computed once,
 // on the rank that owns its segment, postscaled there and then passed on,
 // so every rank ends with the same bits.
-#include <algorithm>
-
 #include "../common/local_steps.h"
 #include "../common/prologue.h"
 #include "phases.h"
@@ -29,8 +27,7 @@ void build_allreduce(hvd_task_s& t, const Collective& c, const Options& o) {
   const RingLayout L(c, t.offsets.data(), t.lengths.data(), o.chunk_bytes,
                      2 * (uint32_t)n - 2);
   const size_t C = L.chunks;
-  // No more slots than the reduce-scatter has receives.
-  t.window.reset(std::min((size_t)o.pipeline_depth, (n - 1) * C));
+  t.window.reset(reduce_scatter_slots(L, o.pipeline_depth));
   t.send_window.reset((size_t)o.pipeline_depth);
 
   const bool prescaled = c.prescale != 1.0;

@@ -33,6 +33,7 @@ void reduce_scatter_phase(hvd_task_s& task, const RingLayout& L,
   Schedule& s = task.schedule;
   Window& window = task.window;
   const size_t C = L.chunks, E = L.chunk_elems, esize = L.esize;
+  const bool slotted = p.slots != nullptr;
   std::vector<Op>& previous = task.ops[0];  // per chunk: what step s sends
   previous.assign(C, Schedule::kNone);
   auto local_ready = [&](int32_t k, size_t c) {
@@ -69,16 +70,16 @@ void reduce_scatter_phase(hvd_task_s& task, const RingLayout& L,
       uint8_t* out = last ? p.result + c * E * esize : p.partial + at;
       // A receive into a slot waits for the slot; one straight into its
       // place is posted at once.
-      const size_t slot = p.slots != nullptr ? window.take() : 0;
-      uint8_t* in = p.slots != nullptr ? p.slots + slot * E * esize : out;
+      const size_t slot = slotted ? window.take() : 0;
+      uint8_t* in = slotted ? p.slots + slot * E * esize : out;
       const Op received =
           s.recv(L.left, in, recv_len * esize, L.tag(tag_step, c));
-      if (p.slots != nullptr) s.after(received, window.previous_release(slot));
+      if (slotted) s.after(received, window.previous_release(slot));
       // Incoming (the ranks before this one) first, then this rank's part.
       Op finished = s.reduce(out, in, p.local + at, recv_len);
       s.after(finished, {received, local_ready(recv_seg, c)});
       if (last) s.after(finished, p.result_after);
-      if (p.slots != nullptr) window.release(slot, finished);
+      if (slotted) window.release(slot, finished);
       if (last && p.postscale != 1.0) {
         const Op scaled = s.scale(out, recv_len, p.postscale);
         s.after(scaled, finished);

@@ -64,6 +64,14 @@ struct ReduceScatterPhase {
   uint32_t first_step = 0;
 };
 
+// Scratch slots for the phase's receives that cannot land in place:
+// `pipeline_depth`, but no more than the phase has receives.
+inline size_t reduce_scatter_slots(const RingLayout& layout,
+                                   int64_t pipeline_depth) {
+  const size_t receives = (size_t)(layout.size - 1) * layout.chunks;
+  return (size_t)pipeline_depth < receives ? (size_t)pipeline_depth : receives;
+}
+
 // Builds the phase (the task's windows limit the receives in flight and the
 // sends of step 0); `done[c]` is set to the op that finishes chunk c of the
 // owned segment, and sends[s * chunks + c] to the send of step s, chunk c

@@ -3,8 +3,6 @@
 // travel through a scratch copy of the input's layout; incoming chunks are
 // received straight into it unless the input must be copied first (a
 // prescale, or `recv` overlapping `send`), when they go to window slots.
-#include <algorithm>
-
 #include "../common/local_steps.h"
 #include "../common/prologue.h"
 #include "phases.h"
@@ -29,8 +27,7 @@ void build_reducescatter(hvd_task_s& t, const Collective& c, const Options& o) {
   const size_t n = (size_t)c.size;
   const RingLayout L(c, c.displs, c.counts, o.chunk_bytes, (uint32_t)n - 1);
   const size_t C = L.chunks;
-  // No more slots than the reduce-scatter has receives.
-  t.window.reset(std::min((size_t)o.pipeline_depth, (n - 1) * C));
+  t.window.reset(reduce_scatter_slots(L, o.pipeline_depth));
   t.send_window.reset((size_t)o.pipeline_depth);
 
   uint8_t* work = static_cast<uint8_t*>(t.lease(c.bytes(extent)));

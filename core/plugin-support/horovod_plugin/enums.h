@@ -9,58 +9,19 @@
 
 namespace hvd_plugin {
 
-// Bytes per element; 0 for an unknown dtype.
-inline size_t dtype_size(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_UINT8:
-    case HVD_INT8:
-    case HVD_BOOL:
-      return 1;
-    case HVD_UINT16:
-    case HVD_INT16:
-    case HVD_FLOAT16:
-    case HVD_BFLOAT16:
-      return 2;
-    case HVD_INT32:
-    case HVD_FLOAT32:
-      return 4;
-    case HVD_INT64:
-    case HVD_FLOAT64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 // The DLPack type of a dtype (one lane); {0, 0, 0} for an unknown dtype.
 inline hvd_dl_dtype dl_dtype(hvd_dtype dtype) {
-  switch (dtype) {
-    case HVD_UINT8:
-      return {HVD_DL_UINT, 8, 1};
-    case HVD_INT8:
-      return {HVD_DL_INT, 8, 1};
-    case HVD_UINT16:
-      return {HVD_DL_UINT, 16, 1};
-    case HVD_INT16:
-      return {HVD_DL_INT, 16, 1};
-    case HVD_INT32:
-      return {HVD_DL_INT, 32, 1};
-    case HVD_INT64:
-      return {HVD_DL_INT, 64, 1};
-    case HVD_FLOAT16:
-      return {HVD_DL_FLOAT, 16, 1};
-    case HVD_BFLOAT16:
-      return {HVD_DL_BFLOAT, 16, 1};
-    case HVD_FLOAT32:
-      return {HVD_DL_FLOAT, 32, 1};
-    case HVD_FLOAT64:
-      return {HVD_DL_FLOAT, 64, 1};
-    case HVD_BOOL:
-      return {HVD_DL_BOOL, 8, 1};
-    default:
-      return {0, 0, 0};
-  }
+  static const hvd_dl_dtype types[HVD_DTYPE_COUNT] = {
+      {HVD_DL_UINT, 8, 1},   {HVD_DL_INT, 8, 1},     {HVD_DL_UINT, 16, 1},
+      {HVD_DL_INT, 16, 1},   {HVD_DL_INT, 32, 1},    {HVD_DL_INT, 64, 1},
+      {HVD_DL_FLOAT, 16, 1}, {HVD_DL_BFLOAT, 16, 1}, {HVD_DL_FLOAT, 32, 1},
+      {HVD_DL_FLOAT, 64, 1}, {HVD_DL_BOOL, 8, 1}};
+  return dtype >= 0 && dtype < HVD_DTYPE_COUNT ? types[dtype]
+                                               : hvd_dl_dtype{0, 0, 0};
 }
+
+// Bytes per element; 0 for an unknown dtype.
+inline size_t dtype_size(hvd_dtype dtype) { return dl_dtype(dtype).bits / 8; }
 
 inline const char* dtype_name(hvd_dtype dtype) {
   static const char* const names[HVD_DTYPE_COUNT] = {

@@ -7,42 +7,11 @@
 namespace hvd::runtime {
 
 hvd_dtype dtype_from_dl(hvd_dl_dtype dl) {
-  if (dl.lanes != 1) return -1;
-  switch (dl.code) {
-    case HVD_DL_INT:
-      switch (dl.bits) {
-        case 8:
-          return HVD_INT8;
-        case 16:
-          return HVD_INT16;
-        case 32:
-          return HVD_INT32;
-        case 64:
-          return HVD_INT64;
-      }
-      return -1;
-    case HVD_DL_UINT:
-      switch (dl.bits) {
-        case 8:
-          return HVD_UINT8;
-        case 16:
-          return HVD_UINT16;
-      }
-      return -1;
-    case HVD_DL_FLOAT:
-      switch (dl.bits) {
-        case 16:
-          return HVD_FLOAT16;
-        case 32:
-          return HVD_FLOAT32;
-        case 64:
-          return HVD_FLOAT64;
-      }
-      return -1;
-    case HVD_DL_BFLOAT:
-      return dl.bits == 16 ? HVD_BFLOAT16 : -1;
-    case HVD_DL_BOOL:
-      return dl.bits == 8 ? HVD_BOOL : -1;
+  for (hvd_dtype d = 0; d < HVD_DTYPE_COUNT; ++d) {
+    const hvd_dl_dtype mine = dl_dtype(d);
+    if (dl.code == mine.code && dl.bits == mine.bits && dl.lanes == mine.lanes) {
+      return d;
+    }
   }
   return -1;
 }
