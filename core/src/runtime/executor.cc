@@ -710,6 +710,12 @@ void Executor::post(Slot& slot) {
 
 bool Executor::advance(Slot& slot) {
   bool moved = false;
+  // Not waited for here: another member may first need this rank in a
+  // round of negotiation (native.h).
+  if (slot.stage == Stage::kCopyIn && slot.move_data && slot.job == 0 &&
+      !engine_.prepare_native(&slot.p2p)) {
+    return false;
+  }
   if (slot.stage == Stage::kCopyIn) {
     moved = slot.job < slot.copy_in.size();
     if (!copy(slot, slot.copy_in)) return true;
