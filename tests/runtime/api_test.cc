@@ -2,6 +2,7 @@
 // queries, every collective on one rank, handles (poll, wait with timeout,
 // callbacks, outputs), adapters, errors, re-init and fork.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -179,6 +180,56 @@ TEST_F(Api, CallbackPollAndWait) {
   EXPECT_EQ(mine, 1);  // the callback ran before the wait returned
   EXPECT_STREQ(hvd_handle_message(h), "");
   hvd_release(h);
+}
+
+// The thread in hvd_wait runs the op's cycle itself (no switch to the
+// background thread and back). With both threads on one CPU, the waiter
+// holds it: the callbacks run on the waiting thread, where what may not be
+// called from a completion callback is refused rather than deadlocking.
+struct DrivenBy {
+  std::thread::id thread;
+  hvd_status shutdown = HVD_OK;
+};
+void record_driver(void* user, hvd_status, const char*) {
+  auto* seen = static_cast<DrivenBy*>(user);
+  seen->thread = std::this_thread::get_id();
+  seen->shutdown = hvd_shutdown();
+}
+
+TEST(ApiProgress, TheWaitingThreadDrivesItsOp) {
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  setenv("HOROVOD_SPIN_TIME_US", "1000000", 1);
+  ASSERT_EQ(hvd_init(nullptr), HVD_OK) << hvd_last_error();
+  constexpr int kOps = 100;
+  std::vector<DrivenBy> seen(kOps);
+  int here = 0;
+  for (int i = 0; i < kOps; ++i) {
+    Buffer b(HVD_FLOAT32, {3});
+    const std::string name = "driven." + std::to_string(i);
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1);
+    op.done = record_driver;
+    op.user = &seen[i];
+    ASSERT_EQ(run(op), HVD_OK) << hvd_last_error();
+    if (seen[i].thread == std::this_thread::get_id()) {
+      ++here;
+      EXPECT_EQ(seen[i].shutdown, HVD_ERR_INVALID_ARGUMENT);
+    }
+  }
+  // The background thread takes one only when the scheduler preempted it
+  // holding the progress lock just before the enqueue.
+  EXPECT_GE(here, 1) << "no op of " << kOps << " ran on the waiting thread";
+  EXPECT_EQ(hvd_shutdown(), HVD_OK) << hvd_last_error();
+  unsetenv("HOROVOD_SPIN_TIME_US");
+  sched_setaffinity(0, sizeof all, &all);
 }
 
 TEST_F(Api, RejectsBadOpsWithClearMessages) {

@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
   // others' threads).
   Buffer in(HVD_INT32, {size}), out(HVD_INT32, {size});
   in.set(static_cast<size_t>(rank), caller.empty() ? -1 : caller[0]);
-  hvd_op op = make_op(HVD_COLL_ALLREDUCE, "core_binding.cpus", &in.desc, 1,
-                      &out.desc);
+  hvd_op op =
+      make_op(HVD_COLL_ALLREDUCE, "core_binding.cpus", &in.desc, 1, &out.desc);
   run_op(op);
   if (bound) {
     expect(caller.size() == 1,

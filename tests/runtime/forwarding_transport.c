@@ -1,9 +1,12 @@
 /*
  * A transport that is the tcp plugin under another name: every call goes to
  * the tcp plugin at FORWARD_TO, loaded by the entry point. Built once per
- * way a transport may speak of its threads, for the core binding job:
+ * way a transport may speak of threads, for the core binding and progress
+ * jobs:
  *   FORWARD_OWN_THREADS   its properties set HVD_TRANSPORT_OWN_THREADS
- *   FORWARD_ABI_MINOR=n   its table says it was built for ABI 1.n
+ *   FORWARD_ABI_MINOR=n   its table says it was built for ABI 1.n (before
+ *                         1.3: it may run threads; before 1.4: it is called
+ *                         from the background thread only)
  */
 #include <dlfcn.h>
 #include <stddef.h>

@@ -66,7 +66,9 @@ Transport::Transport(const hvd_host* host)
 
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  // Called from one thread at a time, not always the same one (the
+  // background thread, or a caller driving in its place).
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   st = ucp_worker_create(context_, &wp, &worker_);
   if (st != UCS_OK) {
     ucp_cleanup(context_);

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define HVD_ABI_VERSION_MAJOR 1
-#define HVD_ABI_VERSION_MINOR 3
+#define HVD_ABI_VERSION_MINOR 4
 
 #if defined(__GNUC__)
 #define HVD_EXPORT __attribute__((visibility("default")))

@@ -9,7 +9,10 @@
  * context; the core calls back into the table for what only the framework
  * can do. The core never includes a framework header.
  *
- * All callbacks come from the core's background thread and must not block
+ * Callbacks come one at a time from the thread that runs the core's cycle:
+ * its background thread, or since 1.4 a thread waiting in hvd_wait (while
+ * an adapter built for an earlier minor is registered, the background
+ * thread only). They must not block on a lock a waiting thread may hold, nor
  * on the framework's own work queue.
  *
  * Entry symbol (for horovod-info and vendors' own loaders):

@@ -55,8 +55,11 @@ HVD_EXPORT int32_t hvd_cross_size(void);
 HVD_EXPORT const char* hvd_last_error(void);
 HVD_EXPORT const char* hvd_status_string(hvd_status status);
 
-/* Called once from the background thread when the op ends. Must not
- * block. `message` is valid only during the call. */
+/* Called once when the op ends, from the thread that runs the cycle: the
+ * background thread, or a thread waiting in hvd_wait (which drives the
+ * cycle itself while it spins, runtime.spin_time). Must not block, nor wait
+ * on a lock that a thread calling hvd_wait may hold. `message` is valid
+ * only during the call. */
 typedef void (*hvd_done_fn)(void* user, hvd_status status, const char* message);
 
 /* One collective. Tensors (tensor.h) may be of any dtype in abi.h, with
@@ -115,7 +118,9 @@ HVD_EXPORT hvd_status hvd_enqueue(const hvd_op* op, hvd_handle** out);
 /* *done = 1 when finished (successfully or not). */
 HVD_EXPORT hvd_status hvd_poll(hvd_handle* handle, int32_t* done);
 /* The op's status once done; HVD_ERR_TIMEOUT if still running after
- * timeout_ms (< 0: no limit). */
+ * timeout_ms (< 0: no limit). For up to runtime.spin_time the calling
+ * thread runs the background thread's work itself, where that thread is
+ * idle (completion callbacks may then run on it), then sleeps. */
 HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms);
 /* The op's failure message ("" on success); valid until release. */
 HVD_EXPORT const char* hvd_handle_message(hvd_handle* handle);

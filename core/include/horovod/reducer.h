@@ -4,9 +4,11 @@
  * A reducer runs one collective on a team as a non-blocking task over the
  * core's point-to-point layer (hvd_p2p) or over a transport's native
  * collectives. It owns no sockets and no memory registrations. The core
- * drives every task from its background thread: post(), then progress()
- * until it stops answering HVD_AGAIN, then task_free(). abort_task() may be
- * called from any thread.
+ * drives every task, one call at a time: post(), then progress() until it
+ * stops answering HVD_AGAIN, then task_free(). abort_task() may be called
+ * from any thread. Since 1.4 the calls may come from a thread waiting in
+ * hvd_wait as well as from the background thread (docs/abi.md, Threads);
+ * for a table built for an earlier minor, from the background thread only.
  *
  * Choice of reducer is data: each reducer scores message-size ranges per
  * collective and team; the planner picks the highest score, and rules in

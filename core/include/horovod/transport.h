@@ -1,9 +1,12 @@
 /*
  * Transport plugin ABI, version 1.x.
  *
- * A transport moves bytes between two ranks. The core calls it only from its
- * background thread, except abort(), which any thread may call; a transport
- * need not be thread-safe unless it sets HVD_TRANSPORT_THREAD_SAFE.
+ * A transport moves bytes between two ranks. The core calls it one call at a
+ * time, except abort(), which any thread may call; a transport need not be
+ * thread-safe unless it sets HVD_TRANSPORT_THREAD_SAFE. Since 1.4 the calls
+ * may come from a thread waiting in hvd_wait as well as from the background
+ * thread (docs/abi.md, Threads); for a table built for an earlier minor they
+ * come from the background thread only.
  *
  * Everything is non-blocking (NCCL's net plugin model): connect and accept
  * return a connection that is finished by conn_test(); isend/irecv may answer

@@ -47,6 +47,10 @@ class Transport {
   bool own_threads() const {
     return api_->abi_minor < 3 || (props_.flags & HVD_TRANSPORT_OWN_THREADS);
   }
+  // Whether it may be called from a thread waiting in hvd_wait, one call at
+  // a time (a table built before 1.4 is called from the background thread
+  // only).
+  bool any_thread() const { return api_->abi_minor >= 4; }
   // Its collectives extension, when it offers a usable one; else null.
   const hvd_transport_collectives* collectives() const { return collectives_; }
 

@@ -1,6 +1,7 @@
 #include "runtime/adapters.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,6 +23,11 @@ std::vector<std::unique_ptr<hvd_adapter_s>>& registry() {
   return r;
 }
 
+// Registered adapters built for a minor before 1.4.
+std::atomic<int> g_background_only{0};
+
+bool background_only(const hvd_adapter_api* api) { return api->abi_minor < 4; }
+
 }  // namespace
 
 void adapter_acquire(hvd_adapter_s* adapter) {
@@ -37,6 +43,10 @@ void adapter_acquire(hvd_adapter_s* adapter) {
 }
 
 void adapter_release(hvd_adapter_s* adapter) { --adapter->in_flight; }
+
+bool adapter_wants_background_thread() {
+  return g_background_only.load(std::memory_order_relaxed) > 0;
+}
 
 }  // namespace hvd::runtime
 
@@ -65,6 +75,7 @@ HVD_EXPORT hvd_status hvd_register_adapter(const hvd_adapter_api* api,
     adapter->name = api->name ? api->name : "?";
     *out = adapter.get();
     std::lock_guard<std::mutex> lock(hvd::runtime::registry_mutex());
+    if (hvd::runtime::background_only(api)) ++hvd::runtime::g_background_only;
     hvd::runtime::registry().push_back(std::move(adapter));
     HVD_LOG(DEBUG) << "adapter '" << (*out)->name << "' registered";
     return HVD_OK;
@@ -87,6 +98,9 @@ HVD_EXPORT hvd_status hvd_unregister_adapter(hvd_adapter* adapter) {
                        "hvd_unregister_adapter: adapter '" + adapter->name +
                            "' still has " + std::to_string(in_flight) +
                            " op(s) in flight");
+    }
+    if (hvd::runtime::background_only(adapter->api)) {
+      --hvd::runtime::g_background_only;
     }
     r.erase(it);
     return HVD_OK;

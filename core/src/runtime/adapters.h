@@ -21,5 +21,8 @@ namespace hvd::runtime {
 // when it is not registered.
 void adapter_acquire(hvd_adapter_s* adapter);
 void adapter_release(hvd_adapter_s* adapter);
+// Whether a registered adapter was built for a minor before 1.4: its
+// callbacks then come from the background thread only.
+bool adapter_wants_background_thread();
 
 }  // namespace hvd::runtime

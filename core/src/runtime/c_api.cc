@@ -94,7 +94,7 @@ HVD_EXPORT hvd_status hvd_shutdown(void) {
     std::lock_guard<std::mutex> life(*g_lifecycle);
     std::shared_ptr<Runtime> rt = current();
     if (!rt) return HVD_OK;
-    if (rt->on_background_thread()) {
+    if (rt->on_progress_thread()) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
                   "hvd_shutdown called from a completion callback");
     }
@@ -163,19 +163,24 @@ HVD_EXPORT hvd_status hvd_poll(hvd_handle* handle, int32_t* done) {
 HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms) {
   return guard([&] {
     check_handle(handle);
-    // Small ops finish within microseconds: a sleep would cost more.
-    std::chrono::nanoseconds spin = handle->spin;
-    if (timeout_ms >= 0) {
-      spin = std::min<std::chrono::nanoseconds>(
-          spin, std::chrono::milliseconds(timeout_ms));
+    // Small ops finish within microseconds: this thread drives them
+    // itself while they move, as a sleep (or a switch to the background
+    // thread) would cost more.
+    const auto give_up = timeout_ms < 0
+                             ? std::chrono::steady_clock::time_point::max()
+                             : std::chrono::steady_clock::now() +
+                                   std::chrono::milliseconds(timeout_ms);
+    if (handle->spin > std::chrono::nanoseconds::zero() &&
+        !handle->finished.load(std::memory_order_acquire)) {
+      if (std::shared_ptr<Runtime> rt = current()) {
+        rt->drive_until_done(handle, handle->spin, give_up);
+      }
     }
-    spin_until_done(handle, spin);
     std::unique_lock<std::mutex> lock(handle->mutex);
     auto is_done = [&] { return handle->done; };
     if (timeout_ms < 0) {
       handle->cv.wait(lock, is_done);
-    } else if (!handle->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                                    is_done)) {
+    } else if (!handle->cv.wait_until(lock, give_up, is_done)) {
       throw Error(HVD_ERR_TIMEOUT, "hvd_wait: still running after " +
                                        std::to_string(timeout_ms) + " ms");
     }
@@ -247,7 +252,7 @@ HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
                   "hvd_add_process_set: null ranks or id, or a negative count");
     }
     std::shared_ptr<Runtime> rt = require();
-    if (rt->on_background_thread()) {
+    if (rt->on_progress_thread()) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
                   "hvd_add_process_set called from a completion callback");
     }
@@ -259,7 +264,7 @@ HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
 HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id) {
   return guard([&] {
     std::shared_ptr<Runtime> rt = require();
-    if (rt->on_background_thread()) {
+    if (rt->on_progress_thread()) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
                   "hvd_remove_process_set called from a completion callback");
     }

@@ -1,7 +1,6 @@
 #include "runtime/handle.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -43,18 +42,6 @@ void finish_handle(hvd_handle_s* h, hvd_status status,
   }
   h->finished.store(true, std::memory_order_release);
   h->cv.notify_all();
-}
-
-bool spin_until_done(hvd_handle_s* h, std::chrono::nanoseconds limit) {
-  if (limit <= std::chrono::nanoseconds::zero()) {
-    return h->finished.load(std::memory_order_acquire);
-  }
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!h->finished.load(std::memory_order_acquire)) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    sched_yield();
-  }
-  return true;
 }
 
 void unref_handle(hvd_handle_s* h) {

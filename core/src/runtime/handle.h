@@ -34,7 +34,7 @@ struct hvd_handle_s {
   std::condition_variable cv;
   bool done = false;
   std::atomic<bool> finished{false};  // `done`, readable without the mutex
-  // How long hvd_wait spins before it sleeps (runtime.spin_time).
+  // How long hvd_wait drives the op before it sleeps (runtime.spin_time).
   std::chrono::nanoseconds spin{0};
   hvd_status status = HVD_OK;
   std::string message;
@@ -53,9 +53,5 @@ hvd_handle_s* make_handle();
 void finish_handle(hvd_handle_s* handle, hvd_status status,
                    const std::string& message);
 void unref_handle(hvd_handle_s* handle);
-// Spins until the handle is done or `limit` has passed, yielding the core
-// between looks (the background thread finishing the op may need it);
-// true when done. A waiter sleeps on the condition variable after it.
-bool spin_until_done(hvd_handle_s* handle, std::chrono::nanoseconds limit);
 
 }  // namespace hvd::runtime

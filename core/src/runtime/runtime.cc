@@ -19,12 +19,12 @@
 #include "p2p/engine.h"
 #include "p2p/mesh.h"
 #include "plugin/loader.h"
+#include "runtime/autotune.h"
 #include "runtime/executor.h"
 #include "runtime/fusion.h"
 #include "runtime/generation_bootstrap.h"
 #include "runtime/process_set.h"
 #include "runtime/reducers.h"
-#include "runtime/autotune.h"
 #include "runtime/response_cache.h"
 #include "runtime/stall_inspector.h"
 #include "timeline/phases.h"
@@ -176,6 +176,13 @@ void Runtime::start(const hvd_init_options* options) {
                     << "(runtime.bind_to_core)";
     }
   }
+  const std::string pinned = background_thread_only_plugin();
+  callers_may_drive_ = pinned.empty();
+  if (!callers_may_drive_) {
+    HVD_LOG(INFO) << "waiting threads do not run the cycle: " << pinned
+                  << " was built for ABI 1.3 or earlier, which promised "
+                     "calls from the background thread only";
+  }
   thread_ = std::thread([this] { loop(); });
   HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_
                 << ", bootstrap " << bootstrap_->backend() << ", reducers "
@@ -270,10 +277,6 @@ void Runtime::check_same_process_sets(const hvd_init_options* options) {
                       std::string(all[r].begin(), all[r].end()) + ")");
     }
   }
-}
-
-bool Runtime::on_background_thread() const {
-  return std::this_thread::get_id() == thread_.get_id();
 }
 
 ProcessSet* Runtime::find_set(int32_t id) const {
@@ -413,6 +416,7 @@ bool Runtime::input_ready(PendingOp* op) {
 }
 
 void Runtime::cycle() {
+  last_cycle_ = std::chrono::steady_clock::now();
   if (timeline_.on()) cycle_start_ns_ = timeline::Timeline::now();
   if (!retired_sets_.empty() && executor_->idle()) retired_sets_.clear();
   {
@@ -603,117 +607,6 @@ void Runtime::await_verdict() {
     pollfd fd{wake_fd_, POLLIN, 0};
     poll(&fd, 1, 5);
     drain_wake_fd();
-  }
-}
-
-void Runtime::wait_until(std::chrono::steady_clock::time_point start) {
-  // Idle, the next cycle comes at start + cycle_time, or at once for a new
-  // op (nothing is left to fuse it with). Busy, the data path goes on and
-  // negotiation waits: for ops that came meanwhile until start +
-  // cycle_time (they fuse with what else comes by then), else until the
-  // data path is idle but no longer than kBusyCycles cycles, so a rank in
-  // negotiation is waited for at most that long by a busy one, and a rank
-  // that went idle needs nothing more from the others' tasks.
-  //
-  // After work, an idle rank spins for spin_time before it sleeps: the next
-  // op usually comes within microseconds of the last one's completion, and
-  // a wake-up from sleep costs tens of them. A rank with ops that wait for
-  // other ranks goes on to the next round at once (it waits in the control
-  // plane's gather, which returns as soon as the last rank arrives) rather
-  // than making a rank that arrives later wait for its cycle time.
-  constexpr int kBusyCycles = 10;
-  const auto deadline = start + cycle_time_;
-  const auto busy_deadline = start + kBusyCycles * cycle_time_;
-  auto spin_until = std::chrono::steady_clock::time_point::min();
-  while (true) {
-    bool moved = drive();
-    if (failed_) {
-      std::lock_guard<std::mutex> lock(failure_mutex_);
-      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
-    }
-    if (shutdown_requested_) return;
-    auto now = std::chrono::steady_clock::now();
-    if (moved) spin_until = now + spin_time_;
-    if (executor_->idle()) {
-      if (now >= deadline || has_new_.exchange(false)) return;
-      if (now >= spin_until && awaiting_others()) return;
-      if (now < spin_until) {
-        // Yielding: the caller's thread may need this core to take the
-        // last result and enqueue the next op.
-        sched_yield();
-        continue;
-      }
-      auto left = deadline - now;
-      timespec ts;
-      ts.tv_sec = static_cast<time_t>(
-          std::chrono::duration_cast<std::chrono::seconds>(left).count());
-      ts.tv_nsec = static_cast<long>((left - std::chrono::seconds(ts.tv_sec)) /
-                                     std::chrono::nanoseconds(1));
-      pollfd fd{wake_fd_, POLLIN, 0};
-      sleeping_ = true;
-      // An enqueue from here on sees sleeping_ and writes the wake fd.
-      if (!has_new_) ppoll(&fd, 1, &ts, nullptr);
-      sleeping_ = false;
-      drain_wake_fd();
-    } else {
-      if (now >= busy_deadline) return;
-      // Ops that came while the data path is busy are negotiated at the
-      // next cycle, with whatever else comes by then.
-      if (now >= deadline && has_new_.exchange(false)) return;
-      if (!moved) {
-        sleeping_ = true;
-        engine_->wait((has_new_ ? deadline : busy_deadline) - now, wake_fd_);
-        sleeping_ = false;
-        drain_wake_fd();
-      }
-    }
-  }
-}
-
-void Runtime::drain() {
-  while (!executor_->idle()) {
-    bool moved = drive();
-    if (failed_) {
-      std::lock_guard<std::mutex> lock(failure_mutex_);
-      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
-    }
-    if (!moved) {
-      engine_->wait(std::chrono::milliseconds(1), wake_fd_);
-      drain_wake_fd();
-    }
-  }
-}
-
-void Runtime::loop() {
-  pthread_setname_np(pthread_self(), "hvd-background");
-  try {
-    while (true) {
-      auto start = std::chrono::steady_clock::now();
-      cycle();
-      if (shutdown_seen_) {
-        drain();
-        if (cache_->capacity() > 0) {
-          HVD_LOG(INFO) << cache_->summary();
-        }
-        HVD_LOG(INFO) << "negotiation: " << control_rounds_
-                      << " rounds over the control plane, " << bit_rounds_
-                      << " by cache bits alone";
-        std::string who = shutdown_rank_ == rank_
-                              ? "this rank"
-                              : "rank " + std::to_string(shutdown_rank_);
-        fail_everything(HVD_ERR_SHUT_DOWN,
-                        "horovod was shut down (hvd_shutdown on " + who + ")");
-        return;
-      }
-      wait_until(start);
-    }
-  } catch (const Error& e) {
-    HVD_LOG(ERROR) << e.what();
-    fail_everything(e.status(), e.what());
-  } catch (const std::exception& e) {
-    HVD_LOG(ERROR) << "background thread: " << e.what();
-    fail_everything(HVD_ERR_INTERNAL,
-                    std::string("background thread: ") + e.what());
   }
 }
 

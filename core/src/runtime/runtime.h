@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -90,7 +91,15 @@ class Runtime {
   // Negotiates the end with the other ranks, fails what is pending with
   // HVD_ERR_SHUT_DOWN, joins the background thread and tears down.
   void shutdown();
-  bool on_background_thread() const;
+  // Any thread waiting for `handle`: runs the background thread's work in
+  // its place, while no other thread runs it, until the handle finishes,
+  // nothing has moved for `spin`, or `give_up` has come
+  // (runtime_progress.cc). True when it finished.
+  bool drive_until_done(hvd_handle_s* handle, std::chrono::nanoseconds spin,
+                        std::chrono::steady_clock::time_point give_up);
+  // The background thread, or a thread driving in its place: where
+  // completion callbacks run.
+  bool on_progress_thread() const;
   // Any thread. Rank 0 writes the trace (as Horovod's); on other ranks
   // these do nothing. start throws hvd::Error when the file cannot be
   // opened.
@@ -127,7 +136,17 @@ class Runtime {
   // Every rank's part once the cycle's response list is known.
   void run_responses(ResponseList& list);
   [[noreturn]] void data_path_failed(const Error& e);
-  void wait_until(std::chrono::steady_clock::time_point start);
+  // runtime_progress.cc: the progress lock (whoever holds it owns the
+  // background thread's state), a driving caller's step, and the loop.
+  // A loaded transport or reducer built before ABI 1.4 (called from the
+  // background thread only), or "".
+  std::string background_thread_only_plugin() const;
+  bool try_take_progress();
+  void take_progress();  // the background thread's: yields until taken
+  void release_progress();
+  bool caller_step();  // true when something moved
+  void wait_for_next_cycle();
+  void throw_if_peer_failed();
   bool drive();          // executor progress; reports fatal data-path errors
   void await_verdict();  // waits a moment for the control plane's failure
   void drain();
@@ -224,11 +243,21 @@ class Runtime {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> wake_written_{false};  // the wake fd may be readable
   std::atomic<bool> failed_{false};
+  std::atomic<bool> progress_taken_{false};  // the progress lock
+  // Every transport and reducer may be called from a waiting thread (ABI
+  // 1.4); set once at init.
+  bool callers_may_drive_ = false;
+  // When a driving caller last moved something (steady clock, ns): the
+  // background thread spins on from there rather than sleep.
+  std::atomic<int64_t> caller_moved_ns_{0};
+  std::atomic<int> callers_driving_{0};  // threads in drive_until_done
   std::mutex failure_mutex_;
   std::string failure_message_;
   int32_t failure_rank_ = -1;
 
-  // The background thread's own.
+  // The background thread's own (the progress lock's holder's).
+  bool progress_closed_ = false;     // the loop has ended: no caller drives
+  std::exception_ptr caller_error_;  // a caller's step threw it
   std::vector<PendingOp*> incoming_;
   std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
   std::vector<PendingOp*> cached_waiting_;  // ready, awaiting_cache
@@ -243,6 +272,7 @@ class Runtime {
   std::string transport_fault_;
   std::chrono::nanoseconds verdict_wait_{std::chrono::seconds(1)};
   int64_t cycle_start_ns_ = 0;  // for the timeline's cycle marks
+  std::chrono::steady_clock::time_point last_cycle_;  // its start
   bool shutdown_seen_ = false;
   int32_t shutdown_rank_ = -1;
 };

@@ -106,10 +106,7 @@ bool Runtime::negotiate_by_cache_bits() {
     // The data path goes on meanwhile: a slower rank may need this one's
     // part of a response already running to reach the exchange.
     bool moved = drive();
-    if (failed_) {
-      std::lock_guard<std::mutex> lock(failure_mutex_);
-      throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
-    }
+    throw_if_peer_failed();
     if (!moved) {
       engine_->wait(kSyncSleep, wake_fd_);
       drain_wake_fd();

@@ -1,0 +1,277 @@
+// Who runs the cycle, and when: the background thread's loop, and a
+// caller waiting in hvd_wait that runs it in the background thread's
+// place. On a shared core, handing a small op to the background thread and
+// its result back costs two thread switches, several microseconds, far
+// more than the op; the caller that drives its own op costs none.
+//
+// Whoever holds the progress lock owns the background thread's state. It
+// is taken by try-lock and released without a system call: a caller that
+// finds it held yields rather than sleeps, and the background thread gives
+// it up only where it would yield or sleep anyway (never inside a cycle or
+// a transport's wait, which are not safe to share).
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "p2p/engine.h"
+#include "p2p/transport.h"
+#include "runtime/adapters.h"
+#include "runtime/executor.h"
+#include "runtime/handle.h"
+#include "runtime/reducers.h"
+#include "runtime/response_cache.h"
+#include "runtime/runtime.h"
+
+namespace hvd::runtime {
+namespace {
+
+// The runtime this thread drives in the background thread's place (its
+// completion callbacks run here), else null.
+thread_local const Runtime* t_driving = nullptr;
+
+std::chrono::steady_clock::time_point from_ns(int64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+}  // namespace
+
+std::string Runtime::background_thread_only_plugin() const {
+  for (const auto& t : engine_->transports()) {
+    if (!t->any_thread()) return t->describe();
+  }
+  for (size_t i = 0; i < reducers_->size(); ++i) {
+    if (reducers_->at(i).api().abi_minor < 4)
+      return reducers_->at(i).describe();
+  }
+  return "";
+}
+
+bool Runtime::on_progress_thread() const {
+  return t_driving == this || std::this_thread::get_id() == thread_.get_id();
+}
+
+bool Runtime::try_take_progress() {
+  return !progress_taken_.load(std::memory_order_relaxed) &&
+         !progress_taken_.exchange(true, std::memory_order_acquire);
+}
+
+void Runtime::release_progress() {
+  progress_taken_.store(false, std::memory_order_release);
+}
+
+void Runtime::take_progress() {
+  // A caller holds it for one step of at most a cycle: yielding gives it
+  // the core it may share with this thread.
+  while (!try_take_progress()) sched_yield();
+  if (caller_error_) std::rethrow_exception(std::exchange(caller_error_, {}));
+}
+
+void Runtime::throw_if_peer_failed() {
+  if (!failed_) return;
+  std::lock_guard<std::mutex> lock(failure_mutex_);
+  throw Error(HVD_ERR_PEER_FAILED, failure_message_, failure_rank_);
+}
+
+bool Runtime::drive_until_done(hvd_handle_s* handle,
+                               std::chrono::nanoseconds spin,
+                               std::chrono::steady_clock::time_point give_up) {
+  auto until = std::min(give_up, std::chrono::steady_clock::now() + spin);
+  // A completion callback that waits must not take the lock it runs under;
+  // plugins built before 1.4 are called from the background thread only.
+  const bool may_drive = callers_may_drive_ && !on_progress_thread() &&
+                         !adapter_wants_background_thread();
+  bool left_work = false;  // for the background thread, after this thread
+  // The background thread leaves the next round to this one meanwhile.
+  if (may_drive) ++callers_driving_;
+  while (!handle->finished.load(std::memory_order_acquire)) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) break;
+    if (!may_drive || !try_take_progress()) {
+      sched_yield();
+      continue;
+    }
+    bool moved = false;
+    if (!progress_closed_) {
+      t_driving = this;
+      try {
+        moved = caller_step();
+        if (moved) {
+          // Spinning is for a wait without progress: an op that moves
+          // (or a round that took a while to gather) goes on.
+          const auto after = std::chrono::steady_clock::now();
+          until = std::min(give_up, after + spin);
+          caller_moved_ns_.store(after.time_since_epoch().count(),
+                                 std::memory_order_relaxed);
+        }
+        left_work = !executor_->idle() || awaiting_others() ||
+                    !waiting_.empty() || has_new_;
+      } catch (...) {
+        // The background thread fails everything, as for its own errors.
+        caller_error_ = std::current_exception();
+        progress_closed_ = true;
+        left_work = true;
+      }
+      t_driving = nullptr;
+    }
+    const bool closed = progress_closed_;
+    release_progress();
+    if (closed) break;
+    if (!moved) sched_yield();
+  }
+  if (may_drive) --callers_driving_;
+  // What is left (this op, or others this thread drove along) goes back
+  // to the background thread, which may sleep until its next cycle.
+  if (left_work) wake();
+  return handle->finished.load(std::memory_order_acquire);
+}
+
+bool Runtime::caller_step() {
+  bool moved = drive();
+  throw_if_peer_failed();
+  // The end of the job is the background thread's to negotiate and carry
+  // out.
+  if (shutdown_requested_ || shutdown_seen_) return moved;
+  // The ops that wait for other ranks, or new ones, need the next round;
+  // a busy data path is driven first (the background thread fuses what
+  // comes meanwhile; this thread has nothing more to add).
+  if (executor_->idle() && (has_new_.exchange(false) || awaiting_others())) {
+    cycle();
+    moved = true;
+  }
+  return moved;
+}
+
+void Runtime::wait_for_next_cycle() {
+  // Timed from the last cycle's start, whichever thread ran it. Idle, the
+  // next cycle comes cycle_time after it, or at once for a new op (nothing
+  // is left to fuse it with). Busy, the data path goes on and negotiation
+  // waits: for ops that came meanwhile until cycle_time (they fuse with
+  // what else comes by then), else until the data path is idle but no
+  // longer than kBusyCycles cycles, so a rank in negotiation is waited for
+  // at most that long by a busy one, and a rank that went idle needs
+  // nothing more from the others' tasks.
+  //
+  // After work (this thread's or a driving caller's), an idle rank spins
+  // for spin_time before it sleeps: the next op usually comes within
+  // microseconds of the last one's completion, and a wake-up from sleep
+  // costs tens of them. A rank with ops that wait for other ranks goes on
+  // to the next round at once (it waits in the control plane's gather,
+  // which returns as soon as the last rank arrives) rather than making a
+  // rank that arrives later wait for its cycle time.
+  constexpr int kBusyCycles = 10;
+  auto spin_until = std::chrono::steady_clock::time_point::min();
+  while (true) {
+    bool moved = drive();
+    throw_if_peer_failed();
+    if (shutdown_requested_ || shutdown_seen_) return;
+    const auto deadline = last_cycle_ + cycle_time_;
+    const auto busy_deadline = last_cycle_ + kBusyCycles * cycle_time_;
+    auto now = std::chrono::steady_clock::now();
+    if (moved) spin_until = now + spin_time_;
+    spin_until = std::max(
+        spin_until,
+        from_ns(caller_moved_ns_.load(std::memory_order_relaxed)) + spin_time_);
+    if (executor_->idle()) {
+      if (callers_driving_ > 0) {
+        // A waiting thread runs the next round (on a shared core, without
+        // a switch back to this one).
+        release_progress();
+        sched_yield();
+        take_progress();
+        continue;
+      }
+      if (now >= deadline || has_new_.exchange(false)) return;
+      if (now >= spin_until && awaiting_others()) return;
+      if (now < spin_until) {
+        // Yielding: the caller's thread may need this core to take the
+        // last result, enqueue the next op and drive it.
+        release_progress();
+        sched_yield();
+        take_progress();
+        continue;
+      }
+      auto left = deadline - now;
+      timespec ts;
+      ts.tv_sec = static_cast<time_t>(
+          std::chrono::duration_cast<std::chrono::seconds>(left).count());
+      ts.tv_nsec = static_cast<long>((left - std::chrono::seconds(ts.tv_sec)) /
+                                     std::chrono::nanoseconds(1));
+      pollfd fd{wake_fd_, POLLIN, 0};
+      sleeping_ = true;
+      release_progress();
+      // An enqueue from here on sees sleeping_ and writes the wake fd.
+      if (!has_new_) ppoll(&fd, 1, &ts, nullptr);
+      sleeping_ = false;
+      take_progress();
+      drain_wake_fd();
+    } else {
+      if (now >= busy_deadline) return;
+      // Ops that came while the data path is busy are negotiated at the
+      // next cycle, with whatever else comes by then.
+      if (now >= deadline && has_new_.exchange(false)) return;
+      if (!moved) {
+        sleeping_ = true;
+        engine_->wait((has_new_ ? deadline : busy_deadline) - now, wake_fd_);
+        sleeping_ = false;
+        drain_wake_fd();
+      }
+    }
+  }
+}
+
+void Runtime::drain() {
+  while (!executor_->idle()) {
+    bool moved = drive();
+    throw_if_peer_failed();
+    if (!moved) {
+      engine_->wait(std::chrono::milliseconds(1), wake_fd_);
+      drain_wake_fd();
+    }
+  }
+}
+
+void Runtime::loop() {
+  pthread_setname_np(pthread_self(), "hvd-background");
+  try {
+    take_progress();
+    while (true) {
+      // A caller's round may have been the one that saw the end.
+      if (!shutdown_seen_) cycle();
+      if (shutdown_seen_) {
+        drain();
+        if (cache_->capacity() > 0) {
+          HVD_LOG(INFO) << cache_->summary();
+        }
+        HVD_LOG(INFO) << "negotiation: " << control_rounds_
+                      << " rounds over the control plane, " << bit_rounds_
+                      << " by cache bits alone";
+        std::string who = shutdown_rank_ == rank_
+                              ? "this rank"
+                              : "rank " + std::to_string(shutdown_rank_);
+        fail_everything(HVD_ERR_SHUT_DOWN,
+                        "horovod was shut down (hvd_shutdown on " + who + ")");
+        break;
+      }
+      wait_for_next_cycle();
+    }
+  } catch (const Error& e) {
+    HVD_LOG(ERROR) << e.what();
+    fail_everything(e.status(), e.what());
+  } catch (const std::exception& e) {
+    HVD_LOG(ERROR) << "background thread: " << e.what();
+    fail_everything(HVD_ERR_INTERNAL,
+                    std::string("background thread: ") + e.what());
+  }
+  // Held on every path here (take_progress hands it over before it can
+  // throw): no caller drives a runtime whose thread has ended.
+  progress_closed_ = true;
+  release_progress();
+}
+
+}  // namespace hvd::runtime

@@ -1,0 +1,98 @@
+// Who runs an op's cycle, as one job (horovodrun -np 2). Each rank first
+// narrows itself to one CPU, so the waiting thread and the background
+// thread share it. argv[1] "caller": over plugins built for ABI 1.4, a
+// thread waiting in hvd_wait runs the cycle itself, so completion callbacks
+// run on it; "background": with a transport built for 1.3 (argv[2], the
+// configuration file) every callback runs on the background thread.
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mp_support.h"
+
+using namespace mp;
+
+namespace {
+
+struct Seen {
+  std::thread::id thread;
+  char name[16] = {};
+};
+
+void record(void* user, hvd_status, const char*) {
+  auto* seen = static_cast<Seen*>(user);
+  seen->thread = std::this_thread::get_id();
+  pthread_getname_np(pthread_self(), seen->name, sizeof seen->name);
+}
+
+void narrow_to_one_cpu() {
+  cpu_set_t mine, one;
+  CPU_ZERO(&mine);
+  expect(sched_getaffinity(0, sizeof mine, &mine) == 0, "sched_getaffinity");
+  const char* rank = std::getenv("HOROVOD_RANK");
+  int nth = rank ? std::atoi(rank) % CPU_COUNT(&mine) : 0;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mine) && nth-- == 0) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  expect(sched_setaffinity(0, sizeof one, &one) == 0, "sched_setaffinity");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool caller = argc < 2 || std::strcmp(argv[1], "caller") == 0;
+  narrow_to_one_cpu();
+  hvd_init_options options{};
+  options.struct_size = sizeof options;
+  if (argc > 2) options.config_path = argv[2];
+  if (hvd_init(&options) != HVD_OK) {
+    std::printf("rank ?: FAIL: hvd_init: %s\n", hvd_last_error());
+    return 1;
+  }
+  const int rank = hvd_rank();
+  constexpr int kOps = 200;
+  std::vector<Seen> seen(kOps);
+  int here = 0, background = 0;
+  for (int i = 0; i < kOps; ++i) {
+    Buffer b(HVD_INT32, {5});
+    b.set(2, rank + i);
+    const std::string name = "progress." + std::to_string(i);
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1);
+    op.done = record;
+    op.user = &seen[i];
+    run_op(op);
+    expect(b.get(2) == 2 * i + 1, "op " + std::to_string(i) + " summed to " +
+                                      std::to_string(b.get(2)));
+    if (seen[i].thread == std::this_thread::get_id()) ++here;
+    if (std::strcmp(seen[i].name, "hvd-background") == 0) ++background;
+  }
+  if (caller) {
+    // The background thread takes an op only where the scheduler preempted
+    // it holding the progress lock just before the enqueue.
+    expect(here > 0, "no callback of " + std::to_string(kOps) +
+                         " ran on the waiting thread");
+  } else {
+    expect(background == kOps, std::to_string(kOps - background) +
+                                   " callback(s) of " + std::to_string(kOps) +
+                                   " ran off the background thread");
+  }
+  std::printf(
+      "rank %d: %d of %d callbacks on the waiting thread, %d on the "
+      "background thread\n",
+      rank, here, kOps, background);
+  expect_ok(hvd_shutdown(), "hvd_shutdown");
+  std::printf("rank %d: progress (%s): %s\n", rank, argv[1] ? argv[1] : "",
+              g_failures ? "FAILED" : "passed");
+  std::fflush(stdout);
+  return g_failures ? 1 : 0;
+}
