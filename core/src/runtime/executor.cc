@@ -257,6 +257,7 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
       throw Error(HVD_ERR_INTERNAL, "no data path for " + describe(slot));
   }
   if (slot.move_data) {
+    slot.turn = next_turn_++;
     uint64_t bytes = response_bytes(r, set->size());
     reducers_.candidates(r.collective, r.op, r.dtype,
                          set->planning_team->view(), slot.args.device.kind,
@@ -710,10 +711,11 @@ void Executor::post(Slot& slot) {
 
 bool Executor::advance(Slot& slot) {
   bool moved = false;
-  // Not waited for here: another member may first need this rank in a
-  // round of negotiation (native.h).
+  // Tasks are posted in start order, on every rank the same, and once
+  // the team's native communicator exists: not waited for here, as another
+  // member may first need this rank in a round of negotiation (native.h).
   if (slot.stage == Stage::kCopyIn && slot.move_data && slot.job == 0 &&
-      !engine_.prepare_native(&slot.p2p)) {
+      (slot.turn != posting_turn_ || !engine_.prepare_native(&slot.p2p))) {
     return false;
   }
   if (slot.stage == Stage::kCopyIn) {
@@ -723,7 +725,10 @@ bool Executor::advance(Slot& slot) {
     slot.job = 0;
     slot.job_offset = 0;
     if (!slot.direct && !slot.copy_in.empty()) mark(slot, nullptr);
-    if (slot.move_data) post(slot);
+    if (slot.move_data) {
+      post(slot);
+      ++posting_turn_;
+    }
     slot.stage = slot.task ? Stage::kRun : Stage::kCopyOut;
     moved = true;
   }

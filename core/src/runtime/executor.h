@@ -76,7 +76,10 @@ class Executor {
     uint64_t job_offset = 0;
     Stage stage = Stage::kCopyIn;
     bool move_data = true;  // false when nothing is to be sent
-    bool direct = false;    // in the caller's buffers, not the fusion buffer
+    // Its place among the slots that move data, in start order: tasks are
+    // posted in that order (native collectives match by order).
+    uint64_t turn = 0;
+    bool direct = false;  // in the caller's buffers, not the fusion buffer
     // Where the response's tensors are; device memory is copied on
     // `stream` (through the host fusion buffer when staged).
     bool staged = false;
@@ -94,6 +97,8 @@ class Executor {
     std::vector<const std::string*> rows;
   };
 
+  uint64_t next_turn_ = 0;     // the next started slot's turn
+  uint64_t posting_turn_ = 0;  // the turn whose task is posted next
   bool traced() const { return timeline_ && timeline_->on(); }
   // Begins span `name` (nullptr: ends the innermost) on the slot's rows.
   void mark(Slot& slot, const char* name);
