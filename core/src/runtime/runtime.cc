@@ -415,7 +415,25 @@ bool Runtime::input_ready(PendingOp* op) {
   return true;
 }
 
-void Runtime::cycle() {
+bool Runtime::cycle(std::chrono::steady_clock::time_point until) {
+  if (round_ == Round::kNone) {
+    gather_requests();
+    round_ = start_bit_round() ? Round::kBits : Round::kControl;
+  }
+  if (round_ == Round::kBits) {
+    if (!wait_bit_round(until)) return false;
+    round_ = finish_bit_round() ? Round::kNone : Round::kControl;
+    if (round_ == Round::kNone) return true;
+  }
+  // The control plane's gather waits for every rank without a deadline: a
+  // waiting caller with a timeout leaves it to the background thread.
+  if (until != std::chrono::steady_clock::time_point::max()) return false;
+  control_round();
+  round_ = Round::kNone;
+  return true;
+}
+
+void Runtime::gather_requests() {
   last_cycle_ = std::chrono::steady_clock::now();
   if (timeline_.on()) cycle_start_ns_ = timeline::Timeline::now();
   if (!retired_sets_.empty() && executor_->idle()) retired_sets_.clear();
@@ -477,8 +495,9 @@ void Runtime::cycle() {
   }
   waiting_.resize(kept);
   offer_cached();
-  if (negotiate_by_cache_bits()) return;
+}
 
+void Runtime::control_round() {
   ++control_rounds_;
   requests_.busy = !executor_->idle();
   encode(requests_, request_bytes_);

@@ -121,13 +121,24 @@ class Runtime {
   // Every member's (a cache-bit round found the bit set on all of them).
   void mark_arrived(const ProcessSet& set, const std::string& name);
   void loop();
-  void cycle();
-  // runtime_cache_sync.cc: a cycle without the coordinator. Every rank
+  // One round of negotiation, resumed where the last holder of the progress
+  // lock left it: false when `until` came first (a waiting caller's spin
+  // or timeout; a caller with one leaves a round over the control plane to
+  // the background thread, as the gather there waits without a deadline).
+  bool cycle(std::chrono::steady_clock::time_point until =
+                 std::chrono::steady_clock::time_point::max());
+  void gather_requests();  // the ops ready here, into requests_
+  void control_round();    // gather to rank 0, coordinate, broadcast, run
+  // runtime_cache_sync.cc: a round without the coordinator. Every rank
   // ANDs its cache bits with the others' (and ORs its reasons to negotiate)
   // in one small allreduce over the data path; when no rank has a reason,
   // all run the cached responses every member has ready, in the same
-  // order. False: some rank needs full negotiation this cycle.
-  bool negotiate_by_cache_bits();
+  // order. start: false where bits cannot be used this cycle; wait: false
+  // when `until` came first; finish: false when some rank needs full
+  // negotiation.
+  bool start_bit_round();
+  bool wait_bit_round(std::chrono::steady_clock::time_point until);
+  bool finish_bit_round();
   uint64_t reasons_to_negotiate() const;
   // Fused and planned data responses of cached entries ready on every
   // member, per process set (sets_ order), each set's in bit order.
@@ -144,7 +155,9 @@ class Runtime {
   bool try_take_progress();
   void take_progress();  // the background thread's: yields until taken
   void release_progress();
-  bool caller_step();  // true when something moved
+  // One step of a waiting caller's driving, within `until`; true when
+  // something moved.
+  bool caller_step(std::chrono::steady_clock::time_point until);
   void wait_for_next_cycle();
   void throw_if_peer_failed();
   bool drive();          // executor progress; reports fatal data-path errors
@@ -256,6 +269,8 @@ class Runtime {
   int32_t failure_rank_ = -1;
 
   // The background thread's own (the progress lock's holder's).
+  enum class Round { kNone, kBits, kControl };
+  Round round_ = Round::kNone;       // a round begun and not finished
   bool progress_closed_ = false;     // the loop has ended: no caller drives
   std::exception_ptr caller_error_;  // a caller's step threw it
   std::vector<PendingOp*> incoming_;

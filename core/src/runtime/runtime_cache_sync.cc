@@ -72,7 +72,7 @@ uint64_t Runtime::reasons_to_negotiate() const {
   return reasons;
 }
 
-bool Runtime::negotiate_by_cache_bits() {
+bool Runtime::start_bit_round() {
   // Cache bits queue behind data on the transports' connections: while a
   // large response may still run somewhere, the control plane is quicker.
   if (!data_path_quiet_) return false;
@@ -95,6 +95,10 @@ bool Runtime::negotiate_by_cache_bits() {
   }
 
   cache_sync_->start(sync_words_);
+  return true;
+}
+
+bool Runtime::wait_bit_round(std::chrono::steady_clock::time_point until) {
   while (true) {
     bool done = false;
     try {
@@ -102,17 +106,23 @@ bool Runtime::negotiate_by_cache_bits() {
     } catch (const Error& e) {
       data_path_failed(e);
     }
-    if (done) break;
+    if (done) return true;
     // The data path goes on meanwhile: a slower rank may need this one's
     // part of a response already running to reach the exchange.
     bool moved = drive();
     throw_if_peer_failed();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return false;
     if (!moved) {
-      engine_->wait(kSyncSleep, wake_fd_);
+      engine_->wait(std::min<std::chrono::nanoseconds>(kSyncSleep, until - now),
+                    wake_fd_);
       drain_wake_fd();
     }
   }
+}
 
+bool Runtime::finish_bit_round() {
+  const uint32_t bits = cache_->bit_count();
   const std::vector<uint64_t>& all = cache_sync_->result();
   const uint64_t reasons = ~all[0];
   if (reasons != 0) {

@@ -100,7 +100,7 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
     if (!progress_closed_) {
       t_driving = this;
       try {
-        moved = caller_step();
+        moved = caller_step(until);
         if (moved) {
           // Spinning is for a wait without progress: an op that moves
           // (or a round that took a while to gather) goes on.
@@ -110,7 +110,9 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
                                  std::memory_order_relaxed);
         }
         left_work = !executor_->idle() || awaiting_others() ||
-                    !waiting_.empty() || has_new_;
+                    !waiting_.empty() || has_new_ || round_ != Round::kNone;
+        // A round over the control plane is the background thread's.
+        if (round_ == Round::kControl && sleeping_) wake();
       } catch (...) {
         // The background thread fails everything, as for its own errors.
         caller_error_ = std::current_exception();
@@ -131,7 +133,7 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
   return handle->finished.load(std::memory_order_acquire);
 }
 
-bool Runtime::caller_step() {
+bool Runtime::caller_step(std::chrono::steady_clock::time_point until) {
   bool moved = drive();
   throw_if_peer_failed();
   // The end of the job is the background thread's to negotiate and carry
@@ -140,8 +142,9 @@ bool Runtime::caller_step() {
   // The ops that wait for other ranks, or new ones, need the next round;
   // a busy data path is driven first (the background thread fuses what
   // comes meanwhile; this thread has nothing more to add).
+  if (round_ != Round::kNone) return cycle(until) || moved;
   if (executor_->idle() && (has_new_.exchange(false) || awaiting_others())) {
-    cycle();
+    cycle(until);
     moved = true;
   }
   return moved;
@@ -170,6 +173,8 @@ void Runtime::wait_for_next_cycle() {
     bool moved = drive();
     throw_if_peer_failed();
     if (shutdown_requested_ || shutdown_seen_) return;
+    // A round a waiting caller began and left.
+    if (round_ != Round::kNone) return;
     const auto deadline = last_cycle_ + cycle_time_;
     const auto busy_deadline = last_cycle_ + kBusyCycles * cycle_time_;
     auto now = std::chrono::steady_clock::now();
