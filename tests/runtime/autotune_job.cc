@@ -77,13 +77,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string log = getenv("HOROVOD_AUTOTUNE_LOG");
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  options.config_path = argv[1];
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("rank ?: FAIL: hvd_init: %s\n", hvd_last_error());
-    return 1;
-  }
+  if (!init_job(argv[1])) return 1;
   R = hvd_rank();
   N = hvd_size();
   int steps = 0;

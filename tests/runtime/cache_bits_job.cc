@@ -106,13 +106,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
     return 2;
   }
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  options.config_path = argv[1];
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("rank ?: FAIL: hvd_init(%s): %s\n", argv[1], hvd_last_error());
-    return 1;
-  }
+  if (!init_job(argv[1])) return 1;
   R = hvd_rank();
   N = hvd_size();
   int s = 0;

@@ -182,14 +182,7 @@ int main(int argc, char** argv) {
   }
   for (int a = 1; a < argc; ++a) {
     std::string config = argv[a];
-    hvd_init_options options{};
-    options.struct_size = sizeof options;
-    options.config_path = config.c_str();
-    if (hvd_init(&options) != HVD_OK) {
-      std::printf("rank ?: FAIL: hvd_init(%s): %s\n", config.c_str(),
-                  hvd_last_error());
-      return 1;
-    }
+    if (!init_job(config.c_str())) return 1;
     R = hvd_rank();
     N = hvd_size();
     for (int step = 0; step < 8; ++step) allreduce_step(step, 6);

@@ -638,16 +638,10 @@ int main(int argc, char** argv) {
     const int32_t* sets[] = {even.data()};
     int32_t sizes[] = {static_cast<int32_t>(even.size())};
     hvd_init_options options{};
-    options.struct_size = sizeof options;
-    options.config_path = config.c_str();
     options.process_sets = sets;
     options.process_set_sizes = sizes;
     options.process_set_count = 1;
-    if (hvd_init(&options) != HVD_OK) {
-      std::printf("rank ?: FAIL: hvd_init(%s): %s\n", config.c_str(),
-                  hvd_last_error());
-      return 1;
-    }
+    if (!init_job(config.c_str(), options)) return 1;
     R = hvd_rank();
     N = hvd_size();
     expect(N == size_hint, "hvd_size");

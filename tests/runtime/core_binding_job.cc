@@ -83,13 +83,7 @@ int main(int argc, char** argv) {
   for (int cpu : mine) CPU_SET(cpu, &two);
   expect(sched_setaffinity(0, sizeof two, &two) == 0, "sched_setaffinity");
 
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  if (argc > 2) options.config_path = argv[2];
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("rank ?: FAIL: hvd_init: %s\n", hvd_last_error());
-    return 1;
-  }
+  if (!init_job(argc > 2 ? argv[2] : nullptr)) return 1;
   const int rank = hvd_rank(), size = hvd_size();
   const std::vector<int> caller = cpus_of(0);
   const std::vector<int> background = cpus_of(background_thread());

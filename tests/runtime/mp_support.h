@@ -231,6 +231,18 @@ inline hvd_op make_op(hvd_collective c, const std::string& name,
 hvd_op make_op(hvd_collective, std::string&&, const hvd_tensor*, int32_t,
                const hvd_tensor* = nullptr) = delete;
 
+// hvd_init with `options` and the configuration file `config` (null: the
+// defaults); false after printing why it failed.
+inline bool init_job(const char* config,
+                     hvd_init_options options = hvd_init_options{}) {
+  options.struct_size = sizeof options;
+  options.config_path = config;
+  if (hvd_init(&options) == HVD_OK) return true;
+  std::printf("rank ?: FAIL: hvd_init(%s): %s\n", config ? config : "defaults",
+              hvd_last_error());
+  return false;
+}
+
 // Enqueues and waits; returns the status (and checks it when `must_succeed`).
 inline hvd_status run_op(const hvd_op& op, hvd_handle** out = nullptr) {
   hvd_handle* h = nullptr;

@@ -52,13 +52,7 @@ void narrow_to_one_cpu() {
 int main(int argc, char** argv) {
   const bool caller = argc < 2 || std::strcmp(argv[1], "caller") == 0;
   narrow_to_one_cpu();
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  if (argc > 2) options.config_path = argv[2];
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("rank ?: FAIL: hvd_init: %s\n", hvd_last_error());
-    return 1;
-  }
+  if (!init_job(argc > 2 ? argv[2] : nullptr)) return 1;
   const int rank = hvd_rank();
   constexpr int kOps = 200;
   std::vector<Seen> seen(kOps);

@@ -183,17 +183,14 @@ void Runtime::wait_for_next_cycle() {
         spin_until,
         from_ns(caller_moved_ns_.load(std::memory_order_relaxed)) + spin_time_);
     if (executor_->idle()) {
-      if (callers_driving_ > 0) {
-        // A waiting thread runs the next round (on a shared core, without
-        // a switch back to this one).
-        release_progress();
-        sched_yield();
-        take_progress();
-        continue;
+      // A waiting thread runs the next round itself (on a shared core,
+      // without a switch back to this one).
+      const bool caller_drives = callers_driving_ > 0;
+      if (!caller_drives) {
+        if (now >= deadline || has_new_.exchange(false)) return;
+        if (now >= spin_until && awaiting_others()) return;
       }
-      if (now >= deadline || has_new_.exchange(false)) return;
-      if (now >= spin_until && awaiting_others()) return;
-      if (now < spin_until) {
+      if (caller_drives || now < spin_until) {
         // Yielding: the caller's thread may need this core to take the
         // last result, enqueue the next op and drive it.
         release_progress();
