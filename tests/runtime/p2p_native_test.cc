@@ -112,26 +112,6 @@ TEST_F(P2pNative, OneCommunicatorPerTeamAndTestThroughTheTransport) {
   EXPECT_EQ(log.destroys, 2);  // when the engine went
 }
 
-// The executor's step before it posts a task: one comm_create call at a
-// time, never a wait (a member may first need this rank elsewhere).
-TEST_F(P2pNative, PrepareTakesOneStepAtATime) {
-  World w(2, {fake_collectives_transport_api()}, counted());
-  EXPECT_FALSE(w.engine.prepare_native(&w.p));  // comm_create: HVD_AGAIN
-  EXPECT_EQ(log.creates, 0);
-  EXPECT_TRUE(w.engine.prepare_native(&w.p));
-  EXPECT_EQ(log.creates, 1);
-  EXPECT_TRUE(w.engine.prepare_native(&w.p));
-  hvd_coll_comm* comm = nullptr;
-  EXPECT_EQ(Engine::api()->native(&w.p, &comm), fake_collectives());
-  EXPECT_NE(comm, nullptr);
-  EXPECT_EQ(log.creates, 1);
-}
-
-TEST_F(P2pNative, NothingToPrepareWithoutAnExtension) {
-  World w(2, {fake_transport_api()});
-  EXPECT_TRUE(w.engine.prepare_native(&w.p));
-}
-
 TEST_F(P2pNative, NoneForATeamOverTwoTransports) {
   World w(3,
           {fake_collectives_transport_api(), fake_collectives_transport_api()},

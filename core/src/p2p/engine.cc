@@ -478,25 +478,6 @@ void Engine::drop_nested(const hvd_p2p_s* root) {
   }
 }
 
-Transport* Engine::native_transport_for(const hvd_p2p_s* p) const {
-  // Device memory: the gpu scope's transport, which every rank opened.
-  // Otherwise one transport must reach every other member.
-  if (p->memory.kind != HVD_MEM_HOST && gpu_) return gpu_;
-  Transport* serving = nullptr;
-  for (int32_t i = 0; i < p->team->size(); ++i) {
-    if (i == p->team->rank()) continue;
-    const Link& link = links_[p->team->world_rank(i)];
-    if (!link.conn || (serving && link.transport != serving)) return nullptr;
-    serving = link.transport;
-  }
-  return serving;
-}
-
-bool Engine::prepare_native(const hvd_p2p_s* p) {
-  Transport* serving = native_transport_for(p);
-  return !serving || native_comms_.prepare(*p->team, serving);
-}
-
 const hvd_transport_collectives* Engine::native(hvd_p2p_s* p,
                                                 hvd_coll_comm** comm) {
   hvd_coll_comm* dummy = nullptr;
@@ -510,7 +491,19 @@ const hvd_transport_collectives* Engine::native(hvd_p2p_s* p,
     p->native_transport = memo.transport;
     return memo.ext;
   }
-  Transport* serving = native_transport_for(p);
+  // Device memory: the gpu scope's transport, which every rank opened.
+  // Otherwise one transport must reach every other member.
+  Transport* serving = nullptr;
+  if (device) {
+    serving = gpu_;
+  } else {
+    for (int32_t i = 0; i < p->team->size(); ++i) {
+      if (i == p->team->rank()) continue;
+      const Link& link = links_[p->team->world_rank(i)];
+      if (!link.conn || (serving && link.transport != serving)) return nullptr;
+      serving = link.transport;
+    }
+  }
   if (!serving) return nullptr;
   const hvd_transport_collectives* ext =
       native_comms_.get(*p->team, serving, comm);

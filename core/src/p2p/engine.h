@@ -154,10 +154,6 @@ class Engine {
   // the team (see native.h): the gpu scope's for a task on device memory.
   // And the test of their requests.
   const hvd_transport_collectives* native(hvd_p2p_s* p, hvd_coll_comm** comm);
-  // One step of creating the native communicator that native() would hand
-  // out for `p` (NativeComms::prepare); true once there is nothing left to
-  // wait for. The executor calls it before it posts a task.
-  bool prepare_native(const hvd_p2p_s* p);
   hvd_status native_test(hvd_p2p_s* p, hvd_request* req, int32_t* done,
                          hvd_completion* out);
   hvd_status collective(hvd_p2p_s* p, const char* reducer,
@@ -189,8 +185,6 @@ class Engine {
   const std::string& last_error() const { return last_error_; }
 
  private:
-  // The transport whose native collectives serve `p` (native()), or null.
-  Transport* native_transport_for(const hvd_p2p_s* p) const;
   // The link to world rank `peer` for a task whose buffers are on `memory`.
   Link& link_for(hvd_device memory, int32_t peer);
   hvd_status post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,

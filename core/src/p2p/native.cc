@@ -6,15 +6,20 @@
 
 namespace hvd::p2p {
 
-NativeComms::Entry& NativeComms::entry_for(const Team& team,
-                                           Transport* transport) {
-  for (Entry& e : entries_) {
-    if (e.transport == transport && e.members == team.world_ranks()) return e;
+const hvd_transport_collectives* NativeComms::get(const Team& team,
+                                                  Transport* transport,
+                                                  hvd_coll_comm** comm) {
+  *comm = nullptr;
+  const hvd_transport_collectives* ext = transport->collectives();
+  if (ext == nullptr) return nullptr;
+  for (const Entry& e : entries_) {
+    if (e.transport == transport && e.members == team.world_ranks()) {
+      *comm = e.comm;
+      return e.comm ? ext : nullptr;
+    }
   }
   Entry entry;
   entry.members = team.world_ranks();
-  entry.transport = transport;
-  entry.deadline = std::chrono::steady_clock::now() + kCreateTimeout;
   if (log_enabled(HVD_LOG_DEBUG)) {
     std::string list;
     for (int32_t r : entry.members) list += " " + std::to_string(r);
@@ -22,57 +27,31 @@ NativeComms::Entry& NativeComms::entry_for(const Team& team,
                    << ": creating the native communicator of process set "
                    << team.view()->process_set << ", world ranks" << list;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  entries_.push_back(std::move(entry));
-  return entries_.back();
-}
-
-void NativeComms::step(Entry& entry, const Team& team) {
-  const hvd_transport_collectives* ext = entry.transport->collectives();
-  hvd_coll_comm* comm = nullptr;
-  hvd_status s =
-      ext->comm_create(entry.transport->instance(), team.view(), &comm);
-  if (s == HVD_AGAIN && std::chrono::steady_clock::now() < entry.deadline) {
-    return;
+  entry.transport = transport;
+  auto deadline = std::chrono::steady_clock::now() + kCreateTimeout;
+  hvd_status s = HVD_AGAIN;
+  while (s == HVD_AGAIN && std::chrono::steady_clock::now() < deadline) {
+    s = ext->comm_create(transport->instance(), team.view(), &entry.comm);
+    if (s == HVD_AGAIN) std::this_thread::yield();
   }
-  entry.pending = false;
   if (s != HVD_OK) {
-    HVD_LOG(WARNING) << entry.transport->error(
+    entry.comm = nullptr;
+    HVD_LOG(WARNING) << transport->error(
         "native collectives for a team of " + std::to_string(team.size()) +
         " rank(s) unavailable: comm_create " +
         (s == HVD_AGAIN ? std::string("did not finish within 30 s")
                         : std::string("failed")));
-    return;
+  } else {
+    HVD_LOG(DEBUG) << transport->name() << ": native communicator for "
+                   << team.size() << " rank(s)";
   }
-  HVD_LOG(DEBUG) << entry.transport->name() << ": native communicator for "
-                 << team.size() << " rank(s)";
   std::lock_guard<std::mutex> lock(mutex_);
-  entry.comm = comm;
-  if (aborted_ && ext->comm_abort) {
-    ext->comm_abort(comm, abort_reason_, abort_peer_);
+  if (aborted_ && entry.comm && ext->comm_abort) {
+    ext->comm_abort(entry.comm, abort_reason_, abort_peer_);
   }
-}
-
-bool NativeComms::prepare(const Team& team, Transport* transport) {
-  if (transport->collectives() == nullptr) return true;
-  Entry& entry = entry_for(team, transport);
-  if (entry.pending) step(entry, team);
-  return !entry.pending;
-}
-
-const hvd_transport_collectives* NativeComms::get(const Team& team,
-                                                  Transport* transport,
-                                                  hvd_coll_comm** comm) {
-  *comm = nullptr;
-  const hvd_transport_collectives* ext = transport->collectives();
-  if (ext == nullptr) return nullptr;
-  Entry& entry = entry_for(team, transport);
-  while (entry.pending) {
-    step(entry, team);
-    if (entry.pending) std::this_thread::yield();
-  }
-  *comm = entry.comm;
-  return entry.comm ? ext : nullptr;
+  entries_.push_back(std::move(entry));
+  *comm = entries_.back().comm;
+  return *comm ? ext : nullptr;
 }
 
 void NativeComms::clear() {

@@ -1,23 +1,14 @@
 // Native collectives (hvd_p2p_api.native): the communicators of the
 // transports that have a collectives extension, one per team (its members
-// in order) and transport, created through comm_create before the first
-// task on the team is posted (prepare(), a step at a time) or the first
-// time a reducer asks (get(), which waits), and kept until the engine goes.
-// A team whose communicator could not be created is remembered as having
-// none (logged once).
+// in order) and transport, created through comm_create the first time a
+// reducer asks and kept until the engine goes. A team whose communicator
+// could not be created is remembered as having none (logged once).
 //
-// prepare() matters: comm_create finishes only once every member calls it,
-// and a rank that waited in it from inside its data path would keep a
-// member that is still in a round of negotiation (waiting for this one)
-// from ever getting there.
-//
-// prepare(), get() and clear() run on the thread that drives the runtime;
-// abort() on any thread.
+// get() and clear() run on the background thread; abort() on any thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -38,10 +29,6 @@ class NativeComms {
   // (and *comm = NULL) when the transport has none or creation failed.
   const hvd_transport_collectives* get(const Team& team, Transport* transport,
                                        hvd_coll_comm** comm);
-  // One step of creating the communicator of `team` on `transport`; true
-  // once it is created or known to be unavailable (get() then returns at
-  // once).
-  bool prepare(const Team& team, Transport* transport);
   // comm_destroy for every communicator (before the transports finalize).
   void clear();
   // comm_abort for every communicator, and for those created later.
@@ -55,14 +42,9 @@ class NativeComms {
     std::vector<int32_t> members;  // world ranks, team order
     Transport* transport = nullptr;
     hvd_coll_comm* comm = nullptr;  // null: none for this team
-    bool pending = true;            // comm_create has not finished
-    std::chrono::steady_clock::time_point deadline;
   };
-  Entry& entry_for(const Team& team, Transport* transport);
-  // One comm_create call for a pending entry; logs and records the end.
-  void step(Entry& entry, const Team& team);
-  std::mutex mutex_;           // entries_ against abort() from another thread
-  std::deque<Entry> entries_;  // references stay valid as it grows
+  std::mutex mutex_;  // entries_ against abort() from another thread
+  std::vector<Entry> entries_;
   bool aborted_ = false;
   hvd_status abort_reason_ = HVD_OK;
   int32_t abort_peer_ = -1;

@@ -711,11 +711,10 @@ void Executor::post(Slot& slot) {
 
 bool Executor::advance(Slot& slot) {
   bool moved = false;
-  // Tasks are posted in start order, on every rank the same, and once
-  // the team's native communicator exists: not waited for here, as another
-  // member may first need this rank in a round of negotiation (native.h).
+  // Tasks are posted in start order, on every rank the same (native
+  // collectives match by order).
   if (slot.stage == Stage::kCopyIn && slot.move_data && slot.job == 0 &&
-      (slot.turn != posting_turn_ || !engine_.prepare_native(&slot.p2p))) {
+      slot.turn != posting_turn_) {
     return false;
   }
   if (slot.stage == Stage::kCopyIn) {
