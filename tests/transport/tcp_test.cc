@@ -1,7 +1,8 @@
 // What is particular to the tcp transport: its configuration checks, the
 // interfaces it listens on, a listener that has gone, messages striped over
-// several streams, the congestion control it picks, and the pool of buffers
-// for messages that arrive before their receive.
+// several streams, a peer that closes while parts are on their way, the
+// congestion control it picks, and the pool of buffers for messages that
+// arrive before their receive.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -9,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -18,7 +20,9 @@
 #include "pattern.h"
 #include "plugin_path.h"
 #include "session.h"
+#include "tcp/addresses.h"
 #include "tcp/buffer_pool.h"
+#include "tcp/protocol.h"
 #include "thread_world.h"
 
 namespace hvd_transport_test {
@@ -143,6 +147,159 @@ TEST(TcpTest, PendingRequestsFailWhenThePeerClosesTheConnection) {
       ctx.barrier();
       s.close();
     }
+  });
+}
+
+// ---- a peer that closes ------------------------------------------------
+
+void write_all(int fd, const void* data, size_t bytes) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (bytes > 0) {
+    ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
+    ASSERT_GT(n, 0) << std::strerror(errno);
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+}
+
+// The connecting end of a tcp connection, written by hand so the test
+// decides when each stream carries what and when it ends.
+class RawPeer {
+ public:
+  RawPeer(const Bytes& handle, int streams, int32_t rank, uint64_t epoch) {
+    hvd_tcp::Handle h{};
+    std::memcpy(&h, handle.data(), std::min(handle.size(), sizeof(h)));
+    EXPECT_EQ(h.magic, hvd_tcp::kHandleMagic);
+    sockaddr_in to{};
+    for (uint16_t i = 0; i < h.count; ++i) {
+      if (h.entries[i].family != 4) continue;
+      to.sin_family = AF_INET;
+      to.sin_port = htons(h.entries[i].port);
+      std::memcpy(&to.sin_addr, h.entries[i].address, 4);
+      break;
+    }
+    for (int i = 0; i < streams; ++i) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0)
+          << std::strerror(errno);
+      hvd_tcp::Hello hello{};
+      hello.magic = hvd_tcp::kHelloMagic;
+      hello.version = hvd_tcp::kProtocolVersion;
+      hello.stream_index = static_cast<uint16_t>(i);
+      hello.stream_count = static_cast<uint16_t>(streams);
+      hello.rank = rank;
+      hello.expected_rank = -1;
+      hello.epoch = epoch;
+      hello.conn_key = 0x5eed;
+      write_all(fd, &hello, sizeof(hello));
+      fds_.push_back(fd);
+    }
+    // The acceptor answers once every stream has arrived.
+    for (int fd : fds_) {
+      hvd_tcp::Ack ack{};
+      EXPECT_EQ(::recv(fd, &ack, sizeof(ack), MSG_WAITALL),
+                static_cast<ssize_t>(sizeof(ack)));
+      EXPECT_EQ(ack.status, HVD_OK);
+    }
+  }
+  ~RawPeer() {
+    for (int fd : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  void send(int stream, const void* data, size_t bytes) {
+    write_all(fds_[stream], data, bytes);
+  }
+  void end(int stream) {
+    ::close(fds_[stream]);
+    fds_[stream] = -1;
+  }
+
+ private:
+  std::vector<int> fds_;
+};
+
+// The peer sends a message in two parts, then closes stream 0 (where the
+// headers travel) before the second part has left: the message still
+// arrives whole. Only once nothing more can come does the connection fail,
+// for the receive that nothing was sent to.
+TEST(TcpTest, PartsSentBeforeThePeerClosedArriveWhole) {
+  ThreadJob job(2, "tcp", {});
+  job.run([&](hvd_conformance::World& world) {
+    SuiteOptions o;
+    CaseContext ctx = context(world, o);
+    const uint64_t epoch = world.host()->world->epoch;
+    constexpr uint64_t kLength = 3 * 4096 + 5;
+    const uint64_t first = hvd_tcp::part_bytes(kLength, 2);
+    Buffer message(kLength);
+    hvd_conformance::fill(message.data(), kLength, 11);
+    if (world.rank() == 1) {
+      RawPeer peer(ctx.allgather({})[0], 2, 1, epoch);
+      hvd_tcp::FrameHeader frame{5, kLength, 2, 0};
+      peer.send(0, &frame, sizeof(frame));
+      peer.send(0, message.data(), first);
+      peer.end(0);
+      ctx.barrier();  // rank 0 has seen stream 0 end
+      hvd_tcp::PartHeader part{0, 1, kLength - first};
+      peer.send(1, &part, sizeof(part));
+      peer.send(1, message.data() + first, kLength - first);
+      peer.end(1);
+      ctx.barrier();
+      return;
+    }
+    const hvd_transport_api& api = tcp();
+    hvd_transport* t = nullptr;
+    ASSERT_EQ(api.init(world.host(), &t), HVD_OK);
+    uint8_t handle[HVD_TRANSPORT_HANDLE_MAX] = {};
+    hvd_listener* listener = nullptr;
+    ASSERT_EQ(api.listen(t, handle, &listener), HVD_OK);
+    ctx.allgather(Bytes(handle, handle + ctx.props.handle_bytes));
+    hvd_conn_info info{sizeof(info), 0, -1, epoch};
+    hvd_conn* c = nullptr;
+    while (api.accept(listener, &info, &c) == HVD_AGAIN) {
+    }
+    ASSERT_NE(c, nullptr) << api.last_error(t);
+    hvd_status up;
+    while ((up = api.conn_test(c)) == HVD_AGAIN) {
+    }
+    ASSERT_EQ(up, HVD_OK) << api.last_error(t);
+    Buffer got(kLength);
+    uint8_t spare[8];
+    hvd_request* whole = nullptr;
+    hvd_request* never = nullptr;
+    ASSERT_EQ(api.irecv(c, got.data(), kLength, 5, nullptr, &whole), HVD_OK);
+    ASSERT_EQ(api.irecv(c, spare, sizeof(spare), 6, nullptr, &never), HVD_OK);
+    auto finish = [&](hvd_request* r) {
+      hvd_completion out{};
+      out.struct_size = sizeof(out);
+      for (int32_t done = 0; !done;) {
+        EXPECT_EQ(api.test(r, &done, &out), HVD_OK) << api.last_error(t);
+      }
+      return out;
+    };
+    // Long enough for stream 0's end to be read.
+    auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (std::chrono::steady_clock::now() < until) {
+      hvd_completion out{};
+      out.struct_size = sizeof(out);
+      int32_t done = 0;
+      ASSERT_EQ(api.test(whole, &done, &out), HVD_OK);
+      ASSERT_EQ(done, 0) << "ended with " << out.status << ": "
+                         << api.last_error(t);
+    }
+    ctx.barrier();
+    hvd_completion out = finish(whole);
+    EXPECT_EQ(out.status, HVD_OK) << api.last_error(t);
+    EXPECT_EQ(out.bytes, kLength);
+    EXPECT_EQ(hvd_conformance::verify(got.data(), kLength, 11), -1);
+    out = finish(never);
+    EXPECT_EQ(out.status, HVD_ERR_PEER_FAILED);
+    EXPECT_EQ(out.peer, 1);
+    ctx.barrier();
+    api.conn_close(c);
+    api.listener_close(listener);
+    api.finalize(t);
   });
 }
 

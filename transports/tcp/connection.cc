@@ -132,9 +132,16 @@ void Connection::on_event(uint32_t index, uint32_t events) {
 
 void Connection::set_interest(Stream& s) {
   if (s.fd < 0 || state_ != State::kEstablished) return;
-  uint32_t want = EPOLLRDHUP;
-  if (s.index == 0 || s.in_part || !s.expected.empty()) want |= EPOLLIN;
+  uint32_t want = 0;
+  if (!s.ended) {
+    want = EPOLLRDHUP;
+    if (s.index == 0 || s.in_part || !s.expected.empty()) want |= EPOLLIN;
+  }
   if (!s.tx.empty()) want |= EPOLLOUT;
+  if (want == 0) {
+    unwatch(s);
+    return;
+  }
   if (!s.watched) {
     t_.watch(s.fd, &s.source, want);
     s.watched = true;
@@ -275,6 +282,10 @@ void Connection::on_header(const FrameHeader& frame) {
   rx_message_ = m;
   rx_offset_ = 0;
   rx_remaining_ = std::min(piece, frame.length);
+  for (uint32_t i = 1; i < frame.parts; ++i) {
+    // The peer closed that stream before sending this part.
+    if (streams_[i].ended) return peer_gone(streams_[i], -2);
+  }
 }
 
 bool Connection::rx_parts(Stream& s) {
@@ -330,6 +341,7 @@ bool Connection::rx_parts(Stream& s) {
     moved = true;
   }
   set_interest(s);
+  end_if_drained();
   return moved;
 }
 
@@ -425,6 +437,12 @@ void Connection::complete(Request* req, hvd_status status, uint64_t bytes) {
   t_.finish(req, status, peer, bytes);
 }
 
+bool Connection::busy(const Stream& s) const {
+  if (s.index == 0)
+    return rx_message_ != nullptr || staged_end_ > staged_begin_;
+  return s.in_part || !s.expected.empty() || s.part_header_got > 0;
+}
+
 void Connection::peer_gone(Stream& s, long result) {
   std::string how =
       result == -2 ? "closed the connection or exited"
@@ -435,6 +453,13 @@ void Connection::peer_gone(Stream& s, long result) {
       fail(HVD_ERR_PEER_FAILED, peer_rank_,
            "rank " + std::to_string(peer_rank_) + " " + how);
     }
+    return;
+  }
+  if (result == -2 && !busy(s)) {
+    // Closed between messages. The peer closes its streams one by one, and
+    // parts it sent before may still be on their way on the others.
+    set_interest(s);
+    end_if_drained();
     return;
   }
   draining_ = true;
@@ -449,6 +474,16 @@ void Connection::peer_gone(Stream& s, long result) {
   }
   fail(HVD_ERR_PEER_FAILED, peer_rank_,
        "rank " + std::to_string(peer_rank_) + " " + how);
+}
+
+void Connection::end_if_drained() {
+  if (state_ != State::kEstablished || !streams_[0].ended) return;
+  for (const Stream& s : streams_) {
+    if (busy(s)) return;
+  }
+  fail(HVD_ERR_PEER_FAILED, peer_rank_,
+       "rank " + std::to_string(peer_rank_) +
+           " closed the connection or exited");
 }
 
 void Connection::protocol_error(const std::string& what) {

@@ -101,9 +101,15 @@ class Connection {
   void part_done(InMessage* m);
   void deliver(InMessage* m, Request* recv);
   void complete(Request* req, hvd_status status, uint64_t bytes);
-  // A stream ended (recv_some's -2) or failed (-1): what arrived on the
-  // others before is still delivered, then the connection fails.
+  // A stream ended (recv_some's -2) or failed (-1). Ended between messages,
+  // only that stream is done; otherwise what arrived on the others before is
+  // still delivered, then the connection fails.
   void peer_gone(Stream& s, long result);
+  // Whether `s` is in the middle of a message (or, stream 0, of a header).
+  bool busy(const Stream& s) const;
+  // Stream 0 ended and every part announced on it arrived: nothing more can
+  // come, so the connection fails (its whole messages stay receivable).
+  void end_if_drained();
   void protocol_error(const std::string& what);
   void enqueue(Stream& s, TxItem* item);
 
