@@ -97,6 +97,54 @@ TEST(Collectives, BroadcastsAndGathersInterleaveInAnyAgreedOrder) {
   for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
 }
 
+// A chain (tree arity 1): each rank waits for its neighbour in the call.
+// A rank joins the gather only once its parent, waiting for it there, has
+// done a piece of work that only its `meanwhile` does; it joins the
+// broadcast only once its child has, waiting there for it. Without that
+// work neither call gets past its first rank. Once a call returns, its
+// work stops.
+TEST(Collectives, AWaitingRankDoesMeanwhileWhatTheOthersNeedFromIt) {
+  constexpr int kSize = 4;
+  FakeStore store;
+  auto options = test_options();
+  options.tree_arity = 1;
+  std::atomic<int> gather_work[kSize] = {};
+  std::atomic<int> broadcast_work[kSize] = {};
+  auto await_work = [](const std::atomic<int>& work) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (work.load() == 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return work.load() > 0;
+  };
+  auto errors = run_ranks(
+      store, kSize, all_ranks(kSize), options, [&](ControlPlane& plane) {
+        const int r = plane.rank();
+        if (r > 0) {
+          EXPECT_TRUE(await_work(gather_work[r - 1]))
+              << "rank " << r - 1 << " did nothing while it waited to gather";
+        }
+        plane.gather({uint8_t(r)}, [&] {
+          ++gather_work[r];
+          return true;
+        });
+        const int after_gather = gather_work[r].load();
+        if (r < kSize - 1) {
+          EXPECT_TRUE(await_work(broadcast_work[r + 1]))
+              << "rank " << r + 1 << " did nothing while it waited for the "
+              << "broadcast";
+        }
+        EXPECT_EQ(plane.broadcast({7},
+                                  [&] {
+                                    ++broadcast_work[r];
+                                    return false;
+                                  }),
+                  std::vector<uint8_t>{7});
+        EXPECT_EQ(gather_work[r].load(), after_gather);
+      });
+  for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
+}
+
 TEST(Collectives, ASecondControlPlaneIgnoresTheFirstOnesAddresses) {
   // The same bootstrap keys are re-put by each new control plane; a rank
   // may read its parent's old address first and must retry, not fail.

@@ -68,12 +68,24 @@ class ControlPlane {
   int rank() const;
   int size() const;
 
+  // Work a waiting gather or broadcast does meanwhile; returns whether
+  // some of it is still pending.
+  using Meanwhile = std::function<bool()>;
+
   // Collective over the world, called by every rank in the same order from
   // one thread (the background thread). gather: the root receives every
   // rank's message in rank order, others get {}. broadcast: every rank
   // returns the root's message (the argument is ignored off the root).
-  std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine);
-  std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root);
+  //
+  // While either waits for other ranks, `meanwhile` (when given) runs on
+  // this thread between looks at the links: work that another rank may
+  // need from this one before it can join (the data path). While it says
+  // work is pending, the wait naps at most 100 us between calls instead of
+  // sleeping until a message comes.
+  std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine,
+                                           const Meanwhile& meanwhile = {});
+  std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root,
+                                 const Meanwhile& meanwhile = {});
 
   // A failure seen here or reported by any rank; empty while healthy.
   std::optional<PeerFailure> failure() const;

@@ -3,7 +3,7 @@
 // - the caller (the background thread) in gather/broadcast reads and writes
 //   the sockets itself: it spins briefly, then sleeps in poll() on every
 //   link, so a message is handled on the thread that needs it, with no
-//   hand-off;
+//   hand-off (and runs its data path meanwhile, when it gives one);
 // - the monitor thread sends heartbeats, checks silence, floods failure
 //   notes, runs the failure callback, and reads the sockets only while the
 //   caller is not in a call (then it sleeps in poll() on them, so a failure
@@ -40,6 +40,9 @@ using control::InboundMessage;
 using control::Link;
 
 struct ControlPlane::Impl {
+  // The longest a wait sleeps while the caller's other work is pending.
+  static constexpr auto kMeanwhileNap = std::chrono::microseconds(100);
+
   Impl(Bootstrap& bootstrap, const ControlPlaneOptions& options);
   ~Impl();
 
@@ -64,7 +67,8 @@ struct ControlPlane::Impl {
                                  Clock::time_point deadline);
 
   // With io_mutex_ held (in `io`): reads every link until done() is true,
-  // spinning for spin_time, then sleeping in poll(). `writing` is a link
+  // spinning for spin_time, then sleeping in poll(); outside a frame, runs
+  // meanwhile_ (without the lock) between looks. `writing` is a link
   // whose pending bytes also wait for the socket. Throws once a failure is
   // known (except while writing: a frame already begun is finished, so the
   // peer can still read what follows), and HVD_ERR_TIMEOUT at `deadline`.
@@ -159,6 +163,8 @@ struct ControlPlane::Impl {
   std::vector<uint8_t> bundle_;
   std::vector<std::vector<uint8_t>> spare_buffers_;
   std::vector<pollfd> caller_polls_;
+  // The caller's: what its waits outside a frame run meanwhile.
+  const ControlPlane::Meanwhile* meanwhile_ = nullptr;
 };
 
 template <typename Done, typename What>
@@ -172,6 +178,12 @@ void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,
     drain_all();
     if (done()) return;
     if (!writing && failed_.load()) throw_failure();
+    bool pending = false;
+    if (meanwhile_ != nullptr && !writing) {
+      io.unlock();
+      pending = (*meanwhile_)();
+      io.lock();
+    }
     auto now = Clock::now();
     if (now >= deadline)
       throw Error(HVD_ERR_TIMEOUT, "control plane: rank " +
@@ -184,7 +196,9 @@ void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,
       sched_yield();
       continue;
     }
-    sleep_on_links(io, writing, deadline);
+    sleep_on_links(
+        io, writing,
+        pending ? std::min(deadline, now + kMeanwhileNap) : deadline);
   }
 }
 

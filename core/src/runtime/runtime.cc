@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "bootstrap/bootstrap.h"
 #include "common/error.h"
@@ -501,7 +502,9 @@ void Runtime::control_round() {
   ++control_rounds_;
   requests_.busy = !executor_->idle();
   encode(requests_, request_bytes_);
-  std::vector<std::vector<uint8_t>> gathered = control_->gather(request_bytes_);
+  const ControlPlane::Meanwhile meanwhile = [this] { return drive_in_round(); };
+  std::vector<std::vector<uint8_t>> gathered =
+      control_->gather(request_bytes_, meanwhile);
   if (rank_ == 0) {
     ResponseList list;
     coordinate(gathered, list);
@@ -509,7 +512,7 @@ void Runtime::control_round() {
     encode(list, response_bytes_);
     if (stall_) inspect_stalls();
   }
-  std::vector<uint8_t> in = control_->broadcast(response_bytes_);
+  std::vector<uint8_t> in = control_->broadcast(response_bytes_, meanwhile);
   ResponseList list = decode_responses(in);
   data_path_quiet_ = !list.busy;
   run_responses(list);
@@ -589,10 +592,24 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
 
 bool Runtime::drive() {
   try {
+    if (round_error_) std::rethrow_exception(std::exchange(round_error_, {}));
     return executor_->progress();
   } catch (const Error& e) {
     data_path_failed(e);
   }
+}
+
+bool Runtime::drive_in_round() {
+  if (round_error_) return false;
+  try {
+    executor_->progress();
+  } catch (const Error&) {
+    // Reported after the round: a dead rank fails the round itself, and
+    // the control plane's word on who is at fault comes first.
+    round_error_ = std::current_exception();
+    return false;
+  }
+  return !executor_->idle();
 }
 
 void Runtime::data_path_failed(const Error& e) {

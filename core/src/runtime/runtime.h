@@ -160,7 +160,11 @@ class Runtime {
   bool caller_step(std::chrono::steady_clock::time_point until);
   void wait_for_next_cycle();
   void throw_if_peer_failed();
-  bool drive();          // executor progress; reports fatal data-path errors
+  bool drive();  // executor progress; reports fatal data-path errors
+  // The data path inside a round over the control plane: another rank may
+  // need this one's part of a task before it can join the round. Returns
+  // whether the executor is still busy; an error waits for drive().
+  bool drive_in_round();
   void await_verdict();  // waits a moment for the control plane's failure
   void drain();
   bool input_ready(PendingOp* op);
@@ -273,6 +277,7 @@ class Runtime {
   Round round_ = Round::kNone;       // a round begun and not finished
   bool progress_closed_ = false;     // the loop has ended: no caller drives
   std::exception_ptr caller_error_;  // a caller's step threw it
+  std::exception_ptr round_error_;   // the data path threw it in a round
   std::vector<PendingOp*> incoming_;
   std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
   std::vector<PendingOp*> cached_waiting_;  // ready, awaiting_cache
