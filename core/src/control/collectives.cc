@@ -35,7 +35,8 @@ class CallScope {
 }  // namespace
 
 std::vector<std::vector<uint8_t>> ControlPlane::Impl::gather(
-    const std::vector<uint8_t>& mine, Clock::time_point deadline) {
+    const std::vector<uint8_t>& mine, Clock::time_point deadline,
+    const Meanwhile& meanwhile) {
   CallScope call(in_call_, calls_);
   std::unique_lock<std::mutex> io(io_mutex_);
   if (failed_.load()) throw_failure();
@@ -65,14 +66,17 @@ std::vector<std::vector<uint8_t>> ControlPlane::Impl::gather(
     }
     return taken == all;
   };
-  wait_until(io, take_ready, nullptr, deadline, [&] {
-    std::string missing;
-    for (size_t i = 0; i < children_.size(); ++i)
-      if (!(taken & (1ull << i)))
-        missing += (missing.empty() ? "" : ", ") +
-                   describe(children_[i]->peer, children_[i]->host);
-    return "the gather from " + missing;
-  });
+  wait_until(
+      io, take_ready, nullptr, deadline,
+      [&] {
+        std::string missing;
+        for (size_t i = 0; i < children_.size(); ++i)
+          if (!(taken & (1ull << i)))
+            missing += (missing.empty() ? "" : ", ") +
+                       describe(children_[i]->peer, children_[i]->host);
+        return "the gather from " + missing;
+      },
+      meanwhile);
 
   if (parent_) {
     uint8_t header[8];
@@ -100,7 +104,8 @@ std::vector<std::vector<uint8_t>> ControlPlane::Impl::gather(
 }
 
 std::vector<uint8_t> ControlPlane::Impl::broadcast(
-    const std::vector<uint8_t>& from_root, Clock::time_point deadline) {
+    const std::vector<uint8_t>& from_root, Clock::time_point deadline,
+    const Meanwhile& meanwhile) {
   CallScope call(in_call_, calls_);
   std::unique_lock<std::mutex> io(io_mutex_);
   if (failed_.load()) throw_failure();
@@ -121,7 +126,8 @@ std::vector<uint8_t> ControlPlane::Impl::broadcast(
         nullptr, deadline,
         [&] {
           return "the broadcast from " + describe(parent.peer, parent.host);
-        });
+        },
+        meanwhile);
     InboundMessage& message = parent.inbox.front();
     if (message.sequence != sequence)
       out_of_order(parent.peer, "broadcast", message.sequence, sequence);

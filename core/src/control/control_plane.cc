@@ -99,34 +99,14 @@ ControlPlane::~ControlPlane() = default;
 int ControlPlane::rank() const { return impl_->rank_; }
 int ControlPlane::size() const { return impl_->size_; }
 
-namespace {
-
-// What the caller's waits run meanwhile, for one call.
-class MeanwhileScope {
- public:
-  MeanwhileScope(const ControlPlane::Meanwhile*& slot,
-                 const ControlPlane::Meanwhile& meanwhile)
-      : slot_(slot) {
-    slot_ = meanwhile ? &meanwhile : nullptr;
-  }
-  ~MeanwhileScope() { slot_ = nullptr; }
-
- private:
-  const ControlPlane::Meanwhile*& slot_;
-};
-
-}  // namespace
-
 std::vector<std::vector<uint8_t>> ControlPlane::gather(
     const std::vector<uint8_t>& mine, const Meanwhile& meanwhile) {
-  MeanwhileScope scope(impl_->meanwhile_, meanwhile);
-  return impl_->gather(mine, Clock::time_point::max());
+  return impl_->gather(mine, Clock::time_point::max(), meanwhile);
 }
 
 std::vector<uint8_t> ControlPlane::broadcast(
     const std::vector<uint8_t>& from_root, const Meanwhile& meanwhile) {
-  MeanwhileScope scope(impl_->meanwhile_, meanwhile);
-  return impl_->broadcast(from_root, Clock::time_point::max());
+  return impl_->broadcast(from_root, Clock::time_point::max(), meanwhile);
 }
 
 std::optional<PeerFailure> ControlPlane::failure() const {

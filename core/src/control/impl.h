@@ -61,20 +61,23 @@ struct ControlPlane::Impl {
   void abandon(const std::string& why);
 
   // collectives.cc
-  std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine,
-                                           Clock::time_point deadline);
+  std::vector<std::vector<uint8_t>> gather(
+      const std::vector<uint8_t>& mine, Clock::time_point deadline,
+      const ControlPlane::Meanwhile& meanwhile = {});
   std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root,
-                                 Clock::time_point deadline);
+                                 Clock::time_point deadline,
+                                 const ControlPlane::Meanwhile& meanwhile = {});
 
   // With io_mutex_ held (in `io`): reads every link until done() is true,
-  // spinning for spin_time, then sleeping in poll(); outside a frame, runs
-  // meanwhile_ (without the lock) between looks. `writing` is a link
+  // spinning for spin_time, then sleeping in poll(); runs `meanwhile`
+  // (when given, without the lock) between looks. `writing` is a link
   // whose pending bytes also wait for the socket. Throws once a failure is
   // known (except while writing: a frame already begun is finished, so the
   // peer can still read what follows), and HVD_ERR_TIMEOUT at `deadline`.
   template <typename Done, typename What>
   void wait_until(std::unique_lock<std::mutex>& io, Done&& done, Link* writing,
-                  Clock::time_point deadline, What&& what);
+                  Clock::time_point deadline, What&& what,
+                  const ControlPlane::Meanwhile& meanwhile = {});
   void sleep_on_links(std::unique_lock<std::mutex>& io, Link* writing,
                       Clock::time_point deadline);
 
@@ -163,14 +166,13 @@ struct ControlPlane::Impl {
   std::vector<uint8_t> bundle_;
   std::vector<std::vector<uint8_t>> spare_buffers_;
   std::vector<pollfd> caller_polls_;
-  // The caller's: what its waits outside a frame run meanwhile.
-  const ControlPlane::Meanwhile* meanwhile_ = nullptr;
 };
 
 template <typename Done, typename What>
 void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,
                                     Done&& done, Link* writing,
-                                    Clock::time_point deadline, What&& what) {
+                                    Clock::time_point deadline, What&& what,
+                                    const ControlPlane::Meanwhile& meanwhile) {
   Clock::time_point spin_end = Clock::time_point::min();
   for (;;) {
     if (done()) return;
@@ -179,9 +181,9 @@ void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,
     if (done()) return;
     if (!writing && failed_.load()) throw_failure();
     bool pending = false;
-    if (meanwhile_ != nullptr && !writing) {
+    if (meanwhile) {
       io.unlock();
-      pending = (*meanwhile_)();
+      pending = meanwhile();
       io.lock();
     }
     auto now = Clock::now();

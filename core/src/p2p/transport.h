@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "horovod/transport.h"
+#include "plugin/abi_minors.h"
 
 namespace hvd {
 class Bootstrap;
@@ -45,12 +46,13 @@ class Transport {
   // Whether it may run threads of its own (HVD_TRANSPORT_OWN_THREADS). A
   // table built before 1.3 could not say so, and may.
   bool own_threads() const {
-    return api_->abi_minor < 3 || (props_.flags & HVD_TRANSPORT_OWN_THREADS);
+    return api_->abi_minor < kMinorOwnThreadsFlag ||
+           (props_.flags & HVD_TRANSPORT_OWN_THREADS);
   }
   // Whether it may be called from a thread waiting in hvd_wait, one call at
   // a time (a table built before 1.4 is called from the background thread
   // only).
-  bool any_thread() const { return api_->abi_minor >= 4; }
+  bool any_thread() const { return called_from_any_thread(api_->abi_minor); }
   // Its collectives extension, when it offers a usable one; else null.
   const hvd_transport_collectives* collectives() const { return collectives_; }
 

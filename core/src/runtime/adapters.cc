@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "plugin/abi_minors.h"
 #include "plugin/loader.h"
 
 namespace hvd::runtime {
@@ -26,7 +27,9 @@ std::vector<std::unique_ptr<hvd_adapter_s>>& registry() {
 // Registered adapters built for a minor before 1.4.
 std::atomic<int> g_background_only{0};
 
-bool background_only(const hvd_adapter_api* api) { return api->abi_minor < 4; }
+bool background_only(const hvd_adapter_api* api) {
+  return !called_from_any_thread(api->abi_minor);
+}
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "p2p/engine.h"
 #include "p2p/transport.h"
+#include "plugin/abi_minors.h"
 #include "runtime/adapters.h"
 #include "runtime/executor.h"
 #include "runtime/handle.h"
@@ -46,7 +47,7 @@ std::string Runtime::background_thread_only_plugin() const {
     if (!t->any_thread()) return t->describe();
   }
   for (size_t i = 0; i < reducers_->size(); ++i) {
-    if (reducers_->at(i).api().abi_minor < 4)
+    if (!called_from_any_thread(reducers_->at(i).api().abi_minor))
       return reducers_->at(i).describe();
   }
   return "";
