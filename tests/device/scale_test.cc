@@ -1,5 +1,6 @@
-// Prescale/postscale kernels per dtype: precision, rounding, integer
-// truncation and saturation, agreement between kernel variants.
+// Prescale/postscale kernels per dtype, as Horovod scales on the CPU:
+// precision, rounding, integer truncation and wrapping, agreement between
+// kernel variants.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,7 +46,7 @@ TEST(Scale, FloatsMatchTheReference) {
       const auto sb16 = scaled(HVD_BFLOAT16, bf16, factor);
       const double ff = (float)factor;  // 16-bit floats scale in float
       for (size_t i = 0; i < count; ++i) {
-        ASSERT_EQ(s32[i], (float)((double)f32[i] * factor)) << i;
+        ASSERT_EQ(s32[i], f32[i] * (float)factor) << i;
         ASSERT_EQ(s64[i], f64[i] * factor) << i;
         ASSERT_EQ((double)half_to_float(s16[i]),
                   round_to_format(half_value(f16[i]) * ff, kHalfFormat))
@@ -59,22 +60,27 @@ TEST(Scale, FloatsMatchTheReference) {
   }
 }
 
-TEST(Scale, IntegersTruncateTowardZeroAndSaturate) {
+// Scaled in double, then converted as a C++ cast does on x86-64 (and torch's
+// to(dtype)): truncated toward zero, wrapped to the width.
+TEST(Scale, IntegersTruncateTowardZeroAndWrap) {
   EXPECT_EQ(scaled<int8_t>(HVD_INT8, {100, -100, 7, -7}, 3.0),
-            (std::vector<int8_t>{127, -128, 21, -21}));
+            (std::vector<int8_t>{44, -44, 21, -21}));
   EXPECT_EQ(scaled<int32_t>(HVD_INT32, {7, -7, 1, 0}, 0.5),
             (std::vector<int32_t>{3, -3, 0, 0}));
+  // A negative factor on uint8 wraps: -300 is 212, -4.5 is -4, 252.
   EXPECT_EQ(scaled<uint8_t>(HVD_UINT8, {200, 3}, -1.5),
-            (std::vector<uint8_t>{0, 0}));
+            (std::vector<uint8_t>{212, 252}));
   EXPECT_EQ(scaled<uint16_t>(HVD_UINT16, {40000, 3}, 2.0),
-            (std::vector<uint16_t>{65535, 6}));
+            (std::vector<uint16_t>{14464, 6}));
   EXPECT_EQ(scaled<int16_t>(HVD_INT16, {-20000}, 2.0),
-            (std::vector<int16_t>{-32768}));
+            (std::vector<int16_t>{25536}));
+  // Beyond int64 (and NaN): INT64_MIN, as the hardware conversion gives.
   const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
   EXPECT_EQ(scaled<int64_t>(HVD_INT64, {big, -big, 5}, 4.0),
-            (std::vector<int64_t>{std::numeric_limits<int64_t>::max(),
+            (std::vector<int64_t>{std::numeric_limits<int64_t>::min(),
                                   std::numeric_limits<int64_t>::min(), 20}));
-  EXPECT_EQ(scaled<int32_t>(HVD_INT32, {5}, NAN), (std::vector<int32_t>{0}));
+  EXPECT_EQ(scaled<int64_t>(HVD_INT64, {5}, NAN),
+            (std::vector<int64_t>{std::numeric_limits<int64_t>::min()}));
   // Factor 1 leaves values a double cannot hold untouched.
   const int64_t odd = (int64_t(1) << 60) + 1;
   EXPECT_EQ(scaled<int64_t>(HVD_INT64, {odd}, 1.0),

@@ -105,18 +105,28 @@ def test_broadcast_optimizer_state(root, name):
 
 
 def test_broadcast_optimizer_state_creates_missing_state():
+    # As Horovod: the state of a fresh optimizer is made by one step on zero
+    # gradients, which stay: trainable parameters end with a zero .grad
+    # (scripts broadcast those), frozen ones keep None. The step moves the
+    # parameters as it would (weight decay here), on every rank alike.
     model = make_model(seed=3)
+    frozen = torch.nn.Parameter(torch.ones(3), requires_grad=False)
     before = [p.detach().clone() for p in model.parameters()]
-    # Weight decay moves parameters even on zero gradients: creating the
-    # state must not.
-    opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.1)
+    opt = torch.optim.SGD([{'params': model.parameters()},
+                           {'params': [frozen]}], lr=0.5, weight_decay=0.1)
     assert len(opt.state) == 0
     hvd.broadcast_optimizer_state(opt, root_rank=0)
-    assert len(opt.state) == len(list(model.parameters()))
-    assert all(p.grad is None for p in model.parameters())
     for p, b in zip(model.parameters(), before):
-        assert torch.equal(p, b)
-    all_equal_to_root(state_tensors(opt), 0)
+        assert p.grad is not None and torch.equal(p.grad,
+                                                  torch.zeros_like(p))
+        assert torch.allclose(p, b * (1 - 0.5 * 0.1))
+    assert frozen.grad is None
+    for p in model.parameters():
+        assert torch.equal(hvd.broadcast(p.grad, 0), torch.zeros_like(p))
+    adam = torch.optim.Adam(model.parameters(), lr=0.01)
+    hvd.broadcast_optimizer_state(adam, root_rank=0)
+    assert len(adam.state) == len(list(model.parameters()))
+    all_equal_to_root(state_tensors(adam), 0)
 
 
 def test_broadcast_optimizer_state_of_distributed_optimizer():

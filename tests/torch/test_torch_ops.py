@@ -3,11 +3,13 @@ test/parallel/test_torch.py: every op, every CPU dtype, error cases,
 autograd and async handles. Run under horovodrun -np 2 and -np 3."""
 
 import itertools
+import os
 
 import pytest
 import torch
 
 import horovod.torch as hvd
+from horovod.common import basics as hvd_basics
 from conftest import (ALL_DTYPES, FLOAT_DTYPES, NUMERIC_DTYPES, every_rank,
                       rank_tensor)
 
@@ -44,15 +46,27 @@ def test_layout():
 
 
 def test_build_queries():
+    # Horovod's types: nccl_built() is NCCL's version code (0 when not
+    # built), the others are bools.
     for q in (hvd.mpi_built, hvd.mpi_enabled, hvd.gloo_built,
-              hvd.gloo_enabled, hvd.nccl_built, hvd.cuda_built,
-              hvd.rocm_built, hvd.ddl_built, hvd.ccl_built,
-              hvd.mpi_threads_supported):
+              hvd.gloo_enabled, hvd.cuda_built, hvd.rocm_built,
+              hvd.ddl_built, hvd.ccl_built):
         assert isinstance(q(), bool), q.__name__
+    nccl = hvd.nccl_built()
+    assert type(nccl) is int and nccl >= 0
+    assert hvd.cuda_built() == (nccl > 0)
+    nccl_plugin = os.path.exists(
+        hvd_basics.plugin_path("transport", "nccl"))
+    if not nccl_plugin:
+        assert nccl == 0
+    elif nccl:
+        assert nccl >= 2000  # NCCL_VERSION_CODE of a 2.x release
     assert not hvd.rocm_built() and not hvd.ddl_built()
     # Enabled implies built; this job runs over shm/tcp.
     assert not hvd.mpi_enabled() and not hvd.gloo_enabled()
-    assert hvd.mpi_threads_supported() is False
+    # As Horovod: asking about MPI threads without MPI is an error.
+    with pytest.raises(ValueError, match="MPI is not enabled"):
+        hvd.mpi_threads_supported()
 
 
 def test_ops_are_distinct():
@@ -498,54 +512,84 @@ def test_reducescatter_errors():
 
 
 # ---- autograd ----------------------------------------------------------------
+# Gradients as Horovod 0.28 defines them (horovod/torch/mpi_ops.py). Rank r
+# feeds the output gradient (r + 1) * g, so sums and averages over ranks
+# differ and a wrong factor of the set's size shows.
+
+def mean_weight():
+    """The average over ranks of the weights r + 1."""
+    return (SIZE + 1) / 2
+
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_allreduce_grad(dtype):
+    # The gradient is the allreduce of the output gradient with the same
+    # op and scale factors.
     for dim in DIMS:
         t = torch.ones(shape_of(dim), dtype=dtype, requires_grad=True)
-        hvd.allreduce(t, op=hvd.Sum).backward(torch.ones_like(t))
-        assert torch.equal(t.grad, torch.full_like(t, SIZE))
+        hvd.allreduce(t, op=hvd.Sum).backward(torch.ones_like(t) * (RANK + 1))
+        assert torch.equal(t.grad, torch.full_like(t, SIZE * mean_weight()))
         t = torch.ones(shape_of(dim), dtype=dtype, requires_grad=True)
-        hvd.allreduce(t).backward(torch.ones_like(t))  # Average
-        assert torch.allclose(t.grad, torch.ones_like(t))
+        hvd.allreduce(t).backward(torch.ones_like(t) * (RANK + 1))  # Average
+        assert torch.allclose(t.grad, torch.full_like(t, mean_weight()))
+        t = torch.ones(shape_of(dim), dtype=dtype, requires_grad=True)
+        hvd.allreduce(t, op=hvd.Sum, prescale_factor=3.0,
+                      postscale_factor=0.5).backward(torch.ones_like(t))
+        assert torch.equal(t.grad, torch.full_like(t, 1.5 * SIZE))
 
 
 def test_grouped_allreduce_grad():
     ts = [torch.ones(3, requires_grad=True), torch.ones(2, 2,
                                                         requires_grad=True)]
     outs = hvd.grouped_allreduce(ts, op=hvd.Sum)
-    sum(o.sum() for o in outs).backward()
+    (sum(o.sum() for o in outs) * (RANK + 1)).backward()
     for t in ts:
-        assert torch.equal(t.grad, torch.full_like(t, SIZE))
+        assert torch.equal(t.grad, torch.full_like(t, SIZE * mean_weight()))
+    outs = hvd.grouped_allreduce(ts, op=hvd.Average)
+    (sum(o.sum() for o in outs) * (RANK + 1)).backward()
+    for t in ts:
+        assert torch.allclose(
+            t.grad, torch.full_like(t, SIZE * mean_weight() + mean_weight()))
 
 
 def test_allgather_grad():
+    # The output gradient averaged over the ranks, this rank's rows of it.
     for dim in DIMS:
         rows = [r + 1 for r in range(SIZE)]
         t = torch.ones([rows[RANK]] + [3] * (dim - 1), requires_grad=True)
         gathered = hvd.allgather(t)
-        grad_ys = torch.cat([torch.full([rows[r]] + [3] * (dim - 1),
-                                        float(r)) for r in range(SIZE)])
-        gathered.backward(grad_ys)
-        # Every rank's gradient for my rows, summed.
-        assert torch.equal(t.grad, torch.full_like(t, float(RANK * SIZE)))
+        assert list(gathered.shape) == [sum(rows)] + [3] * (dim - 1)
+        position = torch.arange(float(sum(rows))).view(
+            [-1] + [1] * (dim - 1)).expand_as(gathered)
+        gathered.backward(position * (RANK + 1))
+        start = sum(rows[:RANK])
+        mine = torch.arange(float(start), float(start + rows[RANK])).view(
+            [-1] + [1] * (dim - 1)).expand_as(t)
+        assert torch.allclose(t.grad, mine * mean_weight())
 
 
 def test_grouped_allgather_grad():
     ts = [torch.ones(RANK + 1, 2, requires_grad=True),
           torch.ones(1, requires_grad=True)]
     outs = hvd.grouped_allgather(ts)
-    (outs[0].sum() * 2 + outs[1].sum()).backward()
-    assert torch.equal(ts[0].grad, torch.full_like(ts[0], 2.0 * SIZE))
-    assert torch.equal(ts[1].grad, torch.full_like(ts[1], float(SIZE)))
+    assert isinstance(outs, tuple)
+    ((outs[0].sum() * 2 + outs[1].sum()) * (RANK + 1)).backward()
+    assert torch.allclose(ts[0].grad,
+                          torch.full_like(ts[0], 2.0 * mean_weight()))
+    assert torch.allclose(ts[1].grad, torch.full_like(ts[1], mean_weight()))
 
 
 def test_broadcast_grad():
+    # The root gets the output gradient averaged over the ranks, the others
+    # zero (on 2 ranks with ones everywhere: 1.0 on the root, not 2.0).
     for dim, root in itertools.product(DIMS, range(SIZE)):
         t = (torch.ones(shape_of(dim)) * RANK).requires_grad_()
         hvd.broadcast(t, root).backward(torch.ones(shape_of(dim)))
-        c = SIZE if RANK == root else 0
-        assert torch.equal(t.grad, torch.full_like(t, float(c)))
+        assert torch.equal(t.grad, torch.full_like(t, float(RANK == root)))
+        t = (torch.ones(shape_of(dim)) * RANK).requires_grad_()
+        hvd.broadcast(t, root).backward(torch.ones(shape_of(dim)) * (RANK + 1))
+        c = mean_weight() if RANK == root else 0.0
+        assert torch.allclose(t.grad, torch.full_like(t, c))
 
 
 def test_alltoall_grad():
@@ -562,28 +606,43 @@ def test_alltoall_grad():
     assert torch.equal(t2.grad, torch.ones_like(t2))
 
 
-def test_reducescatter_grad():
-    rows = SIZE * 2 + 1
-    for op, scale in ((hvd.Sum, 1.0), (hvd.Average, 1.0 / SIZE)):
-        t = torch.ones(rows, 3, requires_grad=True)
-        out = hvd.reducescatter(t, op=op)
-        out.backward(torch.ones_like(out) * (RANK + 1))
-        expected = torch.cat([torch.full((my_rows_of(r, rows), 3),
-                                         (r + 1) * scale)
-                              for r in range(SIZE)])
-        assert torch.allclose(t.grad, expected)
-
-
 def my_rows_of(rank, rows):
     base, extra = divmod(rows, SIZE)
     return base + (1 if rank < extra else 0)
 
 
+def scattered_grad(rows, weight_of_rank):
+    """The full-size gradient whose rows of rank r are weight_of_rank(r)."""
+    return torch.cat([torch.full((my_rows_of(r, rows), 3), weight_of_rank(r))
+                      for r in range(SIZE)])
+
+
+def test_reducescatter_grad():
+    # The allgather of the output gradient, times the set's size for Sum,
+    # times the prescale and postscale factors.
+    rows = SIZE * 2 + 1
+    cases = [(hvd.Sum, 1.0, 1.0, SIZE), (hvd.Average, 1.0, 1.0, 1),
+             (hvd.Sum, 2.0, 3.0, 6 * SIZE), (hvd.Average, 0.5, 1.0, 0.5),
+             (hvd.Max, 1.0, 1.0, 1), (hvd.Min, 1.0, 4.0, 4)]
+    for op, pre, post, factor in cases:
+        t = torch.ones(rows, 3, requires_grad=True)
+        out = hvd.reducescatter(t, op=op, prescale_factor=pre,
+                                postscale_factor=post)
+        out.backward(torch.ones_like(out) * (RANK + 1))
+        assert torch.equal(t.grad, scattered_grad(
+            rows, lambda r: float((r + 1) * factor))), (op, pre, post)
+
+
 def test_grouped_reducescatter_grad():
-    ts = [torch.ones(SIZE, 2, requires_grad=True)]
-    out = hvd.grouped_reducescatter(ts, op=hvd.Sum)
-    out[0].sum().backward()
-    assert torch.equal(ts[0].grad, torch.ones_like(ts[0]))
+    rows = SIZE + 1
+    for op, factor in ((hvd.Sum, SIZE), (hvd.Average, 1)):
+        ts = [torch.ones(rows, 3, requires_grad=True),
+              torch.ones(rows, 3, requires_grad=True)]
+        out = hvd.grouped_reducescatter(ts, op=op)
+        ((out[0].sum() + 2 * out[1].sum()) * (RANK + 1)).backward()
+        for t, weight in zip(ts, (1, 2)):
+            assert torch.equal(t.grad, scattered_grad(
+                rows, lambda r: float((r + 1) * factor * weight))), op
 
 
 # ---- sparse, join, barrier ---------------------------------------------------

@@ -98,8 +98,8 @@ def test_process_set_collectives(sets):
                               torch.full((4,), total / n))
         g = hvd.allgather(torch.full((1, 2), RANK), process_set=ps)
         assert g[:, 0].tolist() == ps.ranks
-        root_world = ps.ranks[-1]
-        b = hvd.broadcast(torch.full((3,), RANK), n - 1, process_set=ps)
+        root_world = ps.ranks[-1]  # roots are global ranks, as in Horovod
+        b = hvd.broadcast(torch.full((3,), RANK), root_world, process_set=ps)
         assert torch.equal(b, torch.full((3,), root_world))
         a = hvd.alltoall(torch.full((n,), RANK), process_set=ps)
         assert a.tolist() == ps.ranks
@@ -108,11 +108,103 @@ def test_process_set_collectives(sets):
         grouped = hvd.grouped_allreduce([t, t * 2], op=hvd.Sum,
                                         process_set=ps)
         assert torch.equal(grouped[1], torch.full((4,), 2 * total))
-        # gradients flow within the set
-        x = torch.ones(2, requires_grad=True)
-        hvd.allgather(x.view(1, 2), process_set=ps).sum().backward()
-        assert torch.equal(x.grad, torch.full((2,), float(n)))
         hvd.barrier(process_set=ps)
+
+
+def set_weight_mean(ps):
+    """The average over the set of the weights r + 1 of its ranks."""
+    return sum(r + 1 for r in ps.ranks) / ps.size()
+
+
+def test_process_set_gradients(sets):
+    # Horovod's gradients within a set: each rank r of the set feeds the
+    # output gradient (r + 1) * ones; averages and sums are over the set.
+    for ps in [s for s in sets if s is not None and s.included()]:
+        n, me, weight = ps.size(), ps.rank(), RANK + 1
+        mean = set_weight_mean(ps)
+        x = torch.ones(2, 3, requires_grad=True)
+        hvd.allreduce(x, op=hvd.Sum, process_set=ps).backward(
+            torch.ones(2, 3) * weight)
+        assert torch.equal(x.grad, torch.full((2, 3), mean * n))
+        xs = [torch.ones(2, requires_grad=True), torch.ones(1, requires_grad=True)]
+        outs = hvd.grouped_allreduce(xs, process_set=ps)
+        (sum(o.sum() for o in outs) * weight).backward()
+        assert all(torch.allclose(t.grad, torch.full_like(t, mean))
+                   for t in xs)
+        x = torch.ones(1, 2, requires_grad=True)
+        hvd.allgather(x, process_set=ps).backward(torch.ones(n, 2) * weight)
+        assert torch.allclose(x.grad, torch.full((1, 2), mean))
+        xs = [torch.ones(1, 2, requires_grad=True)]
+        out = hvd.grouped_allgather(xs, process_set=ps)
+        out[0].backward(torch.ones(n, 2) * weight)
+        assert torch.allclose(xs[0].grad, torch.full((1, 2), mean))
+        root = ps.ranks[-1]
+        x = torch.ones(3, requires_grad=True)
+        hvd.broadcast(x, root, process_set=ps).backward(torch.ones(3) * weight)
+        assert torch.allclose(x.grad, torch.full((3,), mean if RANK == root
+                                                 else 0.0))
+        x = torch.ones(n * 2, requires_grad=True)
+        out = hvd.alltoall(x, process_set=ps)
+        out.backward(torch.ones(n * 2) * weight)
+        expected = torch.tensor([float(r + 1) for r in ps.ranks
+                                 for _ in range(2)])
+        assert torch.equal(x.grad, expected)
+        for op, factor in ((hvd.Sum, n), (hvd.Average, 1)):
+            x = torch.ones(n * 2, requires_grad=True)
+            out = hvd.reducescatter(x, op=op, process_set=ps)
+            out.backward(torch.ones(2) * weight)
+            expected = torch.tensor([float((r + 1) * factor)
+                                     for r in ps.ranks for _ in range(2)])
+            assert torch.equal(x.grad, expected), op
+            xs = [torch.ones(n * 2, requires_grad=True)]
+            out = hvd.grouped_reducescatter(xs, op=op, process_set=ps)
+            out[0].backward(torch.ones(2) * weight)
+            assert torch.equal(xs[0].grad, expected), op
+        hvd.barrier(process_set=ps)
+
+
+def test_root_is_a_global_rank(sets):
+    # As in Horovod, root_rank inside a process set is a global rank: with
+    # even = [0, 2, ...] and odd = [1, 3, ...], odd's root 1 is rank 1.
+    even, odd, first_two = sets
+    for ps in [s for s in sets if s is not None and s.included()]:
+        for root in ps.ranks:
+            t = torch.full((2,), float(RANK))
+            assert torch.equal(hvd.broadcast(t, root, process_set=ps),
+                               torch.full((2,), float(root)))
+            hvd.broadcast_(t, root, process_set=ps)
+            assert torch.equal(t, torch.full((2,), float(root)))
+            h = hvd.broadcast_async(torch.full((1,), RANK), root,
+                                    process_set=ps)
+            assert hvd.synchronize(h).item() == root
+            obj = hvd.broadcast_object({"from": RANK}, root_rank=root,
+                                       process_set=ps)
+            assert obj == {"from": root}
+            model = torch.nn.Linear(2, 2)
+            with torch.no_grad():
+                model.weight.fill_(RANK)
+            hvd.broadcast_parameters(model.state_dict(), root_rank=root,
+                                     process_set=ps)
+            assert torch.equal(model.weight, torch.full((2, 2), float(root)))
+            opt = torch.optim.SGD(model.parameters(), lr=0.1 * (RANK + 1),
+                                  momentum=0.9)
+            hvd.broadcast_optimizer_state(opt, root_rank=root,
+                                          process_set=ps)
+            assert opt.param_groups[0]['lr'] == pytest.approx(
+                0.1 * (root + 1))
+        # A root outside the set is refused on every member, before any
+        # collective starts (so no member waits for the others).
+        outsider = next((r for r in range(SIZE) if r not in ps.ranks), None)
+        if outsider is not None:
+            with pytest.raises(ValueError, match="invalid root rank"):
+                hvd.broadcast(torch.ones(2), outsider, process_set=ps)
+            with pytest.raises(ValueError, match="invalid root rank"):
+                hvd.broadcast_object(1, root_rank=outsider, process_set=ps)
+        hvd.barrier(process_set=ps)
+    if odd is not None and odd.included():
+        # The example of the issue: odd = [1] on 2 ranks, root 1.
+        assert hvd.broadcast_object("x" if RANK == 1 else None, root_rank=1,
+                                    process_set=odd) == "x"
 
 
 def test_unregistered_process_set(sets):

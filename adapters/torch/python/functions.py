@@ -56,25 +56,18 @@ def _base_step(optimizer):
 
 
 def _initialize_state(optimizer):
-    """Creates the lazily built state (momentum buffers, Adam moments) by one
-    step on zero gradients, so every rank has tensors to receive into. The
-    parameters are put back as they were: weight decay would move them even
-    on zero gradients, and only on the ranks that had no state."""
-    given_zeros = []
-    saved = []
+    """Creates the lazily built state (momentum buffers, Adam moments) as
+    Horovod does, by one step of the wrapped optimizer on zero gradients:
+    every trainable parameter is left with a zero .grad (a sparse one for
+    SparseAdam), the others keep theirs, and the step moves the parameters
+    as it would (weight decay, for one)."""
     for group in optimizer.param_groups:
         for p in group['params']:
             if p.requires_grad:
-                saved.append((p, p.detach().clone()))
-                if p.grad is None:
-                    p.grad = torch.zeros_like(p)
-                    given_zeros.append(p)
+                p.grad = torch.zeros_like(p)
+                if isinstance(optimizer, torch.optim.SparseAdam):
+                    p.grad = p.grad.to_sparse()
     _base_step(optimizer)
-    with torch.no_grad():
-        for p, value in saved:
-            p.copy_(value)
-    for p in given_zeros:
-        p.grad = None
 
 
 def broadcast_optimizer_state(optimizer, root_rank, prefix='Parameter.',
@@ -124,23 +117,18 @@ def _deserialize(tensor):
     return _objects.deserialize(tensor.numpy().tobytes())
 
 
-def _rank_in(process_set):
-    if process_set is global_process_set or process_set.process_set_id == 0:
-        return rank()
-    return process_set.rank()
-
-
 def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
     """Pickles obj on root_rank and returns the root's object on every rank.
 
-    root_rank is a rank of the process set, as for broadcast(). name, if
-    given, must be the same on every rank. (Horovod names the op after the
-    object's type, which hangs when only the root passes a real object;
-    the default here is one fixed name, safe as the call is synchronous.)
+    root_rank is a global rank, a member of the process set, as for
+    broadcast(). name, if given, must be the same on every rank. (Horovod
+    names the op after the object's type, which hangs when only the root
+    passes a real object; the default here is one fixed name, safe as the
+    call is synchronous.)
     """
     if name is None:
         name = 'broadcast_object'
-    is_root = _rank_in(process_set) == root_rank
+    is_root = rank() == root_rank
     if is_root:
         payload = _serialize(obj)
         length = torch.tensor([payload.numel()], dtype=torch.int64)

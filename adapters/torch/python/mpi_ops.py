@@ -207,7 +207,7 @@ def _writer(targets, hosts):
             if host.data_ptr() != target.data_ptr() or \
                     host.device != target.device:
                 target.data.copy_(host)
-        return targets
+        return tuple(targets)
 
     return write
 
@@ -231,13 +231,19 @@ def _grouped_allreduce_start(tensors, name, op, prescale_factor,
         results = [torch.empty_like(h) for h in hosts]
 
         def finish_values():
-            return [_back_to(t.device, r) for t, r in zip(tensors, results)]
+            return tuple(_back_to(t.device, r)
+                         for t, r in zip(tensors, results))
     kind = "allreduce" if len(tensors) == 1 else "grouped_allreduce"
     return _start(_capi.COLL_ALLREDUCE, kind, name, hosts,
                   _released(finish_values), (hosts, results),
                   outputs=None if in_place else results,
                   process_set=process_set, op=op, prescale=prescale_factor,
                   postscale=postscale_factor)
+
+
+def _check_all(tensors):
+    for t in tensors:
+        _tensors.check_dtype(t)
 
 
 def _single(handle):
@@ -306,6 +312,7 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none,
               process_set=global_process_set):
     """Reduces `tensor` over the process set (Average by default) and
     returns the result as a new tensor; differentiable."""
+    _tensors.check_dtype(tensor)
     compressed, ctx = compression.compress(tensor)
     reduced = HorovodAllreduce.apply(compressed, average, name, op,
                                      prescale_factor, postscale_factor,
@@ -372,6 +379,7 @@ def grouped_allreduce(tensors, average=None, name=None,
                       process_set=global_process_set):
     """Reduces a list of tensors as one unit; returns the list of results;
     differentiable."""
+    _check_all(tensors)
     pairs = [compression.compress(t) for t in tensors]
     reduced = HorovodGroupedAllreduce.apply(
         average, name, op, prescale_factor, postscale_factor, process_set,
@@ -398,7 +406,7 @@ def _gathered(tensors, single):
                                     _tensors.from_core(desc, t.dtype, owner)))
         finally:
             owner.done()
-        return out[0] if single else out
+        return out[0] if single else tuple(out)
 
     return finish
 
@@ -434,8 +442,8 @@ def _rows_of_every_rank(rows, process_set):
 
 
 class HorovodAllgather(torch.autograd.Function):
-    """allgather with a gradient: this rank's rows of the summed output
-    gradient."""
+    """allgather with a gradient: this rank's rows of the output gradient
+    averaged over the set (Horovod's definition)."""
 
     @staticmethod
     def forward(ctx, tensor, name, process_set):
@@ -445,7 +453,7 @@ class HorovodAllgather(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        grad_reduced = allreduce(grad_output, op=Sum,
+        grad_reduced = allreduce(grad_output, op=Average,
                                  process_set=ctx.process_set)
         dims = _rows_of_every_rank([ctx.dim], ctx.process_set)[:, 0]
         r = ctx.process_set.rank()
@@ -456,6 +464,7 @@ class HorovodAllgather(torch.autograd.Function):
 def allgather(tensor, name=None, process_set=global_process_set):
     """Concatenates `tensor` from every rank along the first dimension;
     differentiable."""
+    _tensors.check_dtype(tensor)
     return HorovodAllgather.apply(tensor, name, process_set)
 
 
@@ -470,7 +479,7 @@ class HorovodGroupedAllgather(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        grads = grouped_allreduce(list(grad_outputs), op=Sum,
+        grads = grouped_allreduce(list(grad_outputs), op=Average,
                                   process_set=ctx.process_set)
         dims = _rows_of_every_rank(ctx.dims, ctx.process_set)
         r = ctx.process_set.rank()
@@ -483,13 +492,18 @@ class HorovodGroupedAllgather(torch.autograd.Function):
 
 def grouped_allgather(tensors, name=None, process_set=global_process_set):
     """allgather of a list of tensors as one unit; differentiable."""
-    return list(HorovodGroupedAllgather.apply(name, process_set, *tensors))
+    _check_all(tensors)
+    return HorovodGroupedAllgather.apply(name, process_set, *tensors)
 
 
 # ---- broadcast ------------------------------------------------------------
 
 def _broadcast_start(tensor, root_rank, name, process_set, in_place):
     host = _host(tensor)
+    if not is_initialized():
+        raise ValueError(_basics._NOT_INITIALIZED)
+    _set_id(process_set)
+    root = _process_sets.root_in_set(process_set, root_rank)
     if in_place:
         target = host
         write = _writer([tensor], [host])
@@ -504,7 +518,7 @@ def _broadcast_start(tensor, root_rank, name, process_set, in_place):
             return _back_to(tensor.device, target)
     return _start(_capi.COLL_BROADCAST, "broadcast", name, [target],
                   _released(value), (host, target), process_set=process_set,
-                  root=root_rank)
+                  root=root)
 
 
 def broadcast_async(tensor, root_rank, name=None,
@@ -525,8 +539,8 @@ def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
 
 
 class HorovodBroadcast(torch.autograd.Function):
-    """broadcast with a gradient: the summed gradient on the root, zero
-    elsewhere."""
+    """broadcast with a gradient: the gradient averaged over the set on the
+    root, zero elsewhere (Horovod's definition)."""
 
     @staticmethod
     def forward(ctx, tensor, root_rank, name, process_set):
@@ -537,16 +551,17 @@ class HorovodBroadcast(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        grad_reduced = allreduce(grad_output, op=Sum,
+        grad_reduced = allreduce(grad_output, op=Average,
                                  process_set=ctx.process_set)
-        if ctx.process_set.rank() != ctx.root_rank:
+        if rank() != ctx.root_rank:
             grad_reduced = grad_reduced * 0
         return grad_reduced, None, None, None
 
 
 def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
     """root_rank's `tensor` on every rank, as a new tensor;
-    differentiable."""
+    differentiable. root_rank is a global rank, a member of process_set."""
+    _tensors.check_dtype(tensor)
     return HorovodBroadcast.apply(tensor, root_rank, name, process_set)
 
 
@@ -573,6 +588,9 @@ def alltoall_async(tensor, splits=None, name=None,
         raise ValueError("alltoall needs a tensor of at least one dimension")
     split_list = _split_list(splits)
     gathered = _gathered([tensor], single=True)
+    # As Horovod: the received splits have the dtype of the splits given.
+    splits_dtype = splits.dtype if isinstance(splits, torch.Tensor) \
+        else torch.int32
 
     def finish(core):
         count = ctypes.c_int32(0)
@@ -580,7 +598,7 @@ def alltoall_async(tensor, splits=None, name=None,
         status = _capi.lib.hvd_handle_received_splits(
             core, ctypes.byref(data), ctypes.byref(count))
         received = torch.tensor(data[:count.value] if status == _capi.OK
-                                else [], dtype=torch.int32)
+                                else [], dtype=splits_dtype)
         return gathered(core), received
 
     return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish, host,
@@ -622,6 +640,7 @@ def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
 
 def _reducescatter_start(tensors, name, op, process_set, prescale_factor,
                          postscale_factor, single):
+    _basics.check_reducescatter_op(op)
     hosts = [_host(t) for t in tensors]
     n = process_set.size()
     r = process_set.rank()
@@ -635,7 +654,7 @@ def _reducescatter_start(tensors, name, op, process_set, prescale_factor,
                                    dtype=h.dtype))
 
     def value():
-        out = [_back_to(t.device, x) for t, x in zip(tensors, results)]
+        out = tuple(_back_to(t.device, x) for t, x in zip(tensors, results))
         return out[0] if single else out
 
     kind = "reducescatter" if single else "grouped_reducescatter"
@@ -662,32 +681,46 @@ def grouped_reducescatter_async(tensors, name=None, op=Average,
                                 prescale_factor, postscale_factor, False)
 
 
-def _scatter_grad(grads, op, process_set, scale):
-    if op == Average:
-        scale = scale / process_set.size()
-    return [g * scale if scale != 1.0 else g for g in grads]
+def _scatter_grad(grad, ctx):
+    """The output gradient scaled as Horovod scales it before gathering it
+    back: by the set's size for Sum, then by the prescale and postscale
+    factors (one multiplication each, in that order)."""
+    if ctx.op == Sum:
+        grad = grad * ctx.process_set.size()
+    if ctx.prescale_factor != 1.0:
+        grad = grad * ctx.prescale_factor
+    if ctx.postscale_factor != 1.0:
+        grad = grad * ctx.postscale_factor
+    return grad
+
+
+def _keep_scatter_args(ctx, op, process_set, prescale_factor,
+                       postscale_factor):
+    ctx.op = op
+    ctx.process_set = process_set
+    ctx.prescale_factor = prescale_factor
+    ctx.postscale_factor = postscale_factor
 
 
 class HorovodReducescatter(torch.autograd.Function):
-    """reducescatter with a gradient: the allgather of the gradients,
-    scaled as the forward op scaled."""
+    """reducescatter with a gradient: the allgather of the output gradient
+    (times the set's size for Sum, times the scale factors), Horovod's
+    definition."""
 
     @staticmethod
     def forward(ctx, tensor, name, op, process_set, prescale_factor,
                 postscale_factor):
-        ctx.op = op
-        ctx.process_set = process_set
-        ctx.scale = prescale_factor * postscale_factor
+        _keep_scatter_args(ctx, op, process_set, prescale_factor,
+                           postscale_factor)
         return synchronize(reducescatter_async(
             tensor, name, op, process_set, prescale_factor,
             postscale_factor))
 
     @staticmethod
     def backward(ctx, grad_output):
-        grad = allgather(grad_output.contiguous(),
+        grad = allgather(_scatter_grad(grad_output, ctx).contiguous(),
                          process_set=ctx.process_set)
-        return (_scatter_grad([grad], ctx.op, ctx.process_set, ctx.scale)[0],
-                None, None, None, None, None)
+        return grad, None, None, None, None, None
 
 
 def reducescatter(tensor, name=None, compression=Compression.none,
@@ -695,6 +728,7 @@ def reducescatter(tensor, name=None, compression=Compression.none,
                   prescale_factor=1.0, postscale_factor=1.0):
     """Reduces `tensor` over the process set and returns this rank's rows;
     differentiable."""
+    _tensors.check_dtype(tensor)
     compressed, ctx = compression.compress(tensor)
     out = HorovodReducescatter.apply(compressed, name, op, process_set,
                                      prescale_factor, postscale_factor)
@@ -706,24 +740,24 @@ class HorovodGroupedReducescatter(torch.autograd.Function):
     @staticmethod
     def forward(ctx, name, op, process_set, prescale_factor,
                 postscale_factor, *tensors):
-        ctx.op = op
-        ctx.process_set = process_set
-        ctx.scale = prescale_factor * postscale_factor
+        _keep_scatter_args(ctx, op, process_set, prescale_factor,
+                           postscale_factor)
         return tuple(synchronize(grouped_reducescatter_async(
             tensors, name, op, process_set, prescale_factor,
             postscale_factor)))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        grads = grouped_allgather([g.contiguous() for g in grad_outputs],
-                                  process_set=ctx.process_set)
-        return (None,) * 5 + tuple(
-            _scatter_grad(grads, ctx.op, ctx.process_set, ctx.scale))
+        grads = grouped_allgather(
+            [_scatter_grad(g, ctx).contiguous() for g in grad_outputs],
+            process_set=ctx.process_set)
+        return (None,) * 5 + tuple(grads)
 
 
 def grouped_reducescatter(tensors, name=None, compression=Compression.none,
                           op=Average, process_set=global_process_set,
                           prescale_factor=1.0, postscale_factor=1.0):
+    _check_all(tensors)
     pairs = [compression.compress(t) for t in tensors]
     out = HorovodGroupedReducescatter.apply(
         name, op, process_set, prescale_factor, postscale_factor,

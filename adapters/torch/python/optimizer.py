@@ -24,9 +24,11 @@ def _named_parameters(param_groups, named_parameters):
     if named_parameters is not None:
         named = list(named_parameters)
     else:
-        named = [('allreduce.noname.%s' % i, v)
-                 for group in param_groups
-                 for i, v in enumerate(group['params'])]
+        # Numbered by group and place in it: unique across groups, and the
+        # same on every rank.
+        named = [('allreduce.noname.%d.%d' % (i, j), v)
+                 for i, group in enumerate(param_groups)
+                 for j, v in enumerate(group['params'])]
     if any(not isinstance(p, tuple) for p in named):
         raise ValueError('named_parameters should be a sequence of '
                          'tuples (name, parameter), usually produced by '

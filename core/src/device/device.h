@@ -20,9 +20,11 @@ const hvd_device_api* device_api();
 // Integers wrap. dst may be a or b. Throws hvd::Error (invalid argument) for
 // an unknown dtype or another op.
 //
-// scale_host: floats are scaled in at least float precision (float32 and
-// float64 in double); integers in double, truncated toward zero and
-// saturated; bool stays true only for a nonzero factor. factor 1 is a no-op.
+// scale_host, as Horovod scales on the CPU: float32 in float32 (by the
+// factor rounded to float), float64 in double, fp16 and bf16 in float;
+// integers in double, then truncated toward zero and wrapped to the width
+// as a C++ or torch cast does; bool stays true only for a nonzero factor.
+// factor 1 is a no-op.
 void reduce_host(hvd_dtype dtype, hvd_reduce_op op, void* dst, const void* a,
                  const void* b, size_t count);
 void scale_host(hvd_dtype dtype, void* buf, size_t count, double factor);

@@ -205,26 +205,20 @@ void reduce_kernel(void* dst, const void* a, const void* b, size_t n) {
 
 // ---- scaling --------------------------------------------------------------
 
-// Integers: scaled in double, truncated toward zero, saturated; NaN gives 0.
+// Integers: scaled in double and converted back as Horovod (and torch) do
+// on x86-64: truncated toward zero to 64 bits, then wrapped to the width
+// (a negative factor on uint8 gives 256 - k, not 0). NaN and values beyond
+// the int64 range become INT64_MIN first, as the hardware conversion does.
 template <typename T>
 void scale_integer(void* buf, size_t n, double factor) {
-  constexpr T max = std::numeric_limits<T>::max();
-  constexpr T min = std::numeric_limits<T>::min();
-  // max + 1 and min are powers of two (or 0), exact as doubles.
-  constexpr double above = 2.0 * (double)((max >> 1) + 1);
-  constexpr double lowest = (double)min;
+  constexpr double two_63 = 9223372036854775808.0;
   T* __restrict p = static_cast<T*>(buf);
   for (size_t i = 0; i < n; ++i) {
     const double v = (double)p[i] * factor;
-    T r = (T)0;
-    if (v >= above) {
-      r = max;
-    } else if (v <= lowest) {
-      r = min;
-    } else if (v == v) {
-      r = (T)v;
-    }
-    p[i] = r;
+    const bool fits = v >= -two_63 && v < two_63;  // false for NaN
+    const int64_t whole =
+        fits ? (int64_t)v : std::numeric_limits<int64_t>::min();
+    p[i] = (T)(uint64_t)whole;
   }
 }
 
@@ -234,9 +228,12 @@ void scale_bool(void* buf, size_t n, double factor) {
   for (size_t i = 0; i < n; ++i) p[i] = (uint8_t)((p[i] != 0) & keep);
 }
 
+// float32 is scaled in float32 by the factor rounded to float, as Horovod
+// does on the CPU (not in double: the two differ in the last bit).
 void scale_float(void* buf, size_t n, double factor) {
   float* __restrict p = static_cast<float*>(buf);
-  for (size_t i = 0; i < n; ++i) p[i] = (float)((double)p[i] * factor);
+  const float f = (float)factor;
+  for (size_t i = 0; i < n; ++i) p[i] = p[i] * f;
 }
 
 void scale_double(void* buf, size_t n, double factor) {

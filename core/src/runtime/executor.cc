@@ -12,6 +12,7 @@
 #include "runtime/agreement.h"
 #include "runtime/fusion.h"
 #include "runtime/memory_route.h"
+#include "runtime/scale_factors.h"
 #include "timeline/phases.h"
 
 namespace hvd::runtime {
@@ -364,10 +365,9 @@ void Executor::plan_allreduce(Slot& slot, bool direct) {
   const Response& r = slot.response;
   const uint64_t esize = dtype_size(r.dtype);
   hvd_coll_args& a = slot.args;
-  a.op = r.op == HVD_OP_AVERAGE ? HVD_OP_SUM : r.op;
+  a.op = reducer_op(r.op);
   a.prescale = r.prescale;
-  a.postscale =
-      r.postscale * (r.op == HVD_OP_AVERAGE ? 1.0 / slot.set->size() : 1.0);
+  a.postscale = reducer_postscale(r.op, r.postscale, slot.set->size());
   if (direct) {
     PendingOp* op = slot.ops[0];
     a.send = op->inputs[0].data;
@@ -538,9 +538,9 @@ void Executor::plan_reducescatter(Slot& slot, bool direct) {
   const int32_t size = slot.set->size();
   const int32_t me = slot.set->rank;
   hvd_coll_args& a = slot.args;
-  a.op = r.op == HVD_OP_AVERAGE ? HVD_OP_SUM : r.op;
+  a.op = reducer_op(r.op);
   a.prescale = r.prescale;
-  a.postscale = r.postscale * (r.op == HVD_OP_AVERAGE ? 1.0 / size : 1.0);
+  a.postscale = reducer_postscale(r.op, r.postscale, size);
   slot.counts.assign(size, 0);
   for (const Entry& e : r.entries) {
     for (const auto& shape : e.shapes) {

@@ -194,16 +194,22 @@ def plugin_path(kind, name):
                         f"libhorovod-{kind}-{name}.so")
 
 
-@functools.lru_cache(maxsize=None)
-def plugin_loads(kind, name):
+def _load_plugin(kind, name):
+    """The plugin's shared object loaded here (its libraries found), or
+    None."""
     path = plugin_path(kind, name)
     if not os.path.exists(path):
-        return False
+        return None
     try:
         plugin = ctypes.CDLL(path, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
     except OSError:
-        return False
-    return hasattr(plugin, f"hvd_{kind}_get_api")
+        return None
+    return plugin if hasattr(plugin, f"hvd_{kind}_get_api") else None
+
+
+@functools.lru_cache(maxsize=None)
+def plugin_loads(kind, name):
+    return _load_plugin(kind, name) is not None
 
 
 @functools.lru_cache(maxsize=None)
@@ -229,21 +235,27 @@ def _transport_enabled(name):
 
 
 def mpi_built():
+    """Whether the mpi transport ships and loads here (bool)."""
     return plugin_loads("transport", "mpi")
 
 
 def mpi_enabled():
+    """Whether this job runs over the mpi transport (bool)."""
     return _transport_enabled("mpi")
+
+
+_MPI_NOT_ENABLED = ("Horovod MPI is not enabled; Please make sure it's "
+                    "installed and enabled.")
 
 
 def mpi_threads_supported():
     """Whether MPI runs at MPI_THREAD_MULTIPLE in this process (other
-    threads may then call MPI while Horovod runs). False unless the mpi
-    transport is in use."""
+    threads may then call MPI while Horovod runs). As in Horovod, a
+    ValueError when MPI is not in use or Horovod is not initialized."""
+    if not mpi_enabled():
+        raise ValueError(_MPI_NOT_ENABLED)
     if not is_initialized():
         raise ValueError(_NOT_INITIALIZED)
-    if not mpi_enabled():
-        return False
     import ctypes.util
     name = ctypes.util.find_library("mpi")
     if not name:
@@ -261,29 +273,60 @@ def mpi_threads_supported():
 
 
 def gloo_built():
+    """Whether the gloo transport ships and loads here (bool)."""
     return plugin_loads("transport", "gloo")
 
 
 def gloo_enabled():
+    """Whether this job runs over the gloo transport (bool)."""
     return _transport_enabled("gloo")
 
 
+@functools.lru_cache(maxsize=None)
 def nccl_built():
-    return plugin_loads("transport", "nccl")
+    """NCCL's version as Horovod gives it (an int: 22809 for 2.28.9, the
+    NCCL_VERSION_CODE) when the nccl transport ships and loads here, else
+    0."""
+    plugin = _load_plugin("transport", "nccl")
+    if plugin is None:
+        return 0
+    # The plugin links libnccl: its symbols are reachable through the
+    # plugin's handle.
+    get_version = getattr(plugin, "ncclGetVersion", None)
+    if get_version is None:
+        return 0
+    code = ctypes.c_int(0)
+    get_version.restype = ctypes.c_int
+    get_version.argtypes = [ctypes.POINTER(ctypes.c_int)]
+    if get_version(ctypes.byref(code)) != 0:
+        return 0
+    return int(code.value)
 
 
 def cuda_built():
-    """Whether GPU collectives are available: the nccl transport loads."""
-    return nccl_built()
+    """Whether GPU collectives on CUDA are available here (bool): the nccl
+    transport loads."""
+    return nccl_built() > 0
 
 
 def rocm_built():
+    """Always False: no ROCm transport (bool)."""
     return False
 
 
 def ddl_built():
+    """Always False: IBM DDL is not supported (bool)."""
     return False
 
 
 def ccl_built():
+    """Always False: no oneCCL transport (bool)."""
     return False
+
+
+def check_reducescatter_op(op):
+    """Raises what Horovod raises for a reducescatter op it refuses:
+    Adasum (HorovodInternalError, a RuntimeError, at the call)."""
+    if op == Adasum:
+        raise HorovodInternalError(
+            "Reducescatter currently only supports SUM and AVERAGE.")

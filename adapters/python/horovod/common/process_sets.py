@@ -101,6 +101,23 @@ _registered = {}
 _unnamed = {}
 
 
+def root_in_set(process_set, root_rank):
+    """The rank within `process_set` of `root_rank`, which is a global rank
+    as in Horovod's API (the core's hvd_op.root is a rank in the set).
+    Raises ValueError, with Horovod's text, when it is not a member."""
+    if isinstance(root_rank, bool) or not isinstance(root_rank, int):
+        try:
+            root_rank = int(root_rank)
+        except (TypeError, ValueError):
+            raise ValueError(f"root_rank must be an int, not "
+                             f"{type(root_rank).__name__}") from None
+    ranks = process_set.ranks or []
+    if root_rank not in ranks:
+        raise ValueError(f"broadcast received invalid root rank {root_rank} "
+                         f"for provided process set (its ranks: {ranks})")
+    return ranks.index(root_rank)
+
+
 def next_unnamed(process_set_id):
     n = _unnamed.get(process_set_id, 0) + 1
     _unnamed[process_set_id] = n

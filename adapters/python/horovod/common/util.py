@@ -1,5 +1,6 @@
 """Small helpers shared by the framework bindings."""
 
+import re
 import warnings
 
 
@@ -21,6 +22,36 @@ def get_average_backwards_compatibility_fun(reduce_ops):
 
     return impl
 
+
+def is_version_greater_equal_than(ver, target):
+    """Whether version string `ver` is at least `target`, a
+    "major.minor.patch" string (as Horovod's helper of that name: other
+    arguments raise ValueError)."""
+    if not isinstance(ver, str) or not isinstance(target, str):
+        raise ValueError(f"is_version_greater_equal_than takes two strings, "
+                         f"not {type(ver).__name__} {ver!r} and "
+                         f"{type(target).__name__} {target!r}")
+    if len(target.split(".")) != 3:
+        raise ValueError(f"target must be major.minor.patch, not {target!r}")
+    return _version_key(ver) >= _version_key(target)
+
+
+# PEP 440's order of the parts after the release numbers: 1.0.dev1 < 1.0a1
+# < 1.0b1 < 1.0rc1 < 1.0 < 1.0.post1 (a local part, +cu118, sorts after).
+_STAGES = {"dev": 0, "a": 1, "alpha": 1, "b": 2, "beta": 2, "c": 3,
+           "rc": 3, "pre": 3, "preview": 3, "": 4, "post": 5}
+
+
+def _version_key(text):
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)[.\-_]?([a-z]*)[.\-_]?(\d*)",
+                     text.lower())
+    if not match or match.group(2) not in _STAGES:
+        raise ValueError(f"{text!r} is not a version")
+    release = [int(n) for n in match.group(1).split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()  # 2.1 == 2.1.0
+    return (tuple(release), _STAGES[match.group(2)],
+            int(match.group(3) or 0))
 
 
 def split_evenly(items, parts):

@@ -1,0 +1,1 @@
+"""Helpers of the launcher that Horovod's scripts and tests import."""
