@@ -133,3 +133,17 @@ def test_in_thread():
         threading.excepthook = old_hook
     with pytest.raises(ValueError, match="tuple"):
         in_thread(seen.append, args=[1])
+
+
+def test_adasum_refusals_as_horovod():
+    # Horovod refuses, at the call, Adasum on a rank count that is not a
+    # power of two (CPU tensors).
+    t = torch.ones(4)
+    if SIZE & (SIZE - 1):
+        with pytest.raises(NotImplementedError, match="non-power of 2 ranks"):
+            hvd.allreduce(t, op=hvd.Adasum)
+        with pytest.raises(NotImplementedError, match="non-power of 2 ranks"):
+            hvd.allreduce_async_(t, op=hvd.Adasum)
+    else:
+        out = hvd.allreduce(t * (RANK + 1), op=hvd.Adasum)
+        assert out.shape == t.shape

@@ -214,15 +214,34 @@ def _writer(targets, hosts):
 
 # ---- allreduce ------------------------------------------------------------
 
-def _check_allreduce(op, process_set):
-    if op == Adasum and process_set.process_set_id != 0:
+def _is_power_of_2(n):
+    return n > 0 and n & (n - 1) == 0
+
+
+def _check_allreduce(op, process_set, tensors):
+    """Raises, at the call, the NotImplementedError Horovod raises for an
+    Adasum it does not run."""
+    if op != Adasum:
+        return
+    if process_set.process_set_id != 0:
         raise NotImplementedError(
             "Adasum does not support non-global process sets yet.")
+    if tensors and tensors[0].device.type != "cpu" and nccl_built():
+        if not is_homogeneous():
+            raise NotImplementedError("Running GPU Adasum on heterogeneous "
+                                      "cluster is not supported yet.")
+        if not _is_power_of_2(size() // local_size()):
+            raise NotImplementedError("Running GPU Adasum with non-power of "
+                                      "2 nodes is not supported yet.")
+    elif not _is_power_of_2(size()):
+        raise NotImplementedError("Running Adasum with non-power of 2 ranks "
+                                  "is not supported yet.")
 
 
 def _grouped_allreduce_start(tensors, name, op, prescale_factor,
                              postscale_factor, process_set, in_place):
-    _check_allreduce(op, process_set)
+    _check_all(tensors)
+    _check_allreduce(op, process_set, tensors)
     hosts = [_host(t) for t in tensors]
     if in_place:
         results = hosts
