@@ -32,8 +32,8 @@ def check_dtype(tensor):
     """Raises ValueError unless `tensor` is a torch tensor of a dtype the
     core carries."""
     if not isinstance(tensor, torch.Tensor):
-        raise ValueError(f"expected a torch.Tensor, got "
-                         f"{'None' if tensor is None else type(tensor).__name__}")
+        what = "None" if tensor is None else type(tensor).__name__
+        raise ValueError(f"expected a torch.Tensor, got {what}")
     if tensor.dtype not in _DL:
         raise ValueError(f"Tensor type {tensor.dtype} is not supported.")
 
