@@ -7,6 +7,11 @@ import numpy as np
 import tensorflow as tf
 
 import horovod.tensorflow as hvd
+from horovod.tensorflow.util import _ref
+
+
+def _is_variable(v):
+    return isinstance(v, (tf.Variable, keras.Variable))
 
 
 class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
@@ -14,26 +19,48 @@ class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
     model's at the start of training (when it is built), both after the
     first batch (the optimizer's variables exist by then). Training so
     starts consistently from random weights or from a checkpoint that only
-    root_rank restored."""
+    root_rank restored.
 
-    def __init__(self, root_rank, device=''):
+    local_variables: a variable or a collection of variables local to each
+    rank (model parallelism): the model's broadcast leaves them out.
+    """
+
+    def __init__(self, root_rank, device='', local_variables=None):
         super().__init__()
         self.root_rank = root_rank
         self.device = device
         self.broadcast_done = False
+        self._local_vars = set()
+        if local_variables is None:
+            local_variables = []
+        elif _is_variable(local_variables):
+            local_variables = [local_variables]
+        elif not all(_is_variable(v) for v in local_variables):
+            raise ValueError("All local variables must be of tf.Variable "
+                             "type.")
+        for v in local_variables:
+            self.register_local_var(v)
+
+    def register_local_var(self, var):
+        """Leaves var out of the model's broadcast."""
+        self._local_vars.add(_ref(var))
 
     def _broadcast(self, variables):
         with tf.device(self.device):
             hvd.broadcast_variables(variables, root_rank=self.root_rank)
 
+    def _model_variables(self):
+        return [v for v in self.model.variables
+                if _ref(v) not in self._local_vars]
+
     def on_train_begin(self, logs=None):
         if not self.broadcast_done and self.model.built:
-            self._broadcast(self.model.variables)
+            self._broadcast(self._model_variables())
 
     def on_train_batch_end(self, batch, logs=None):
         if self.broadcast_done:
             return
-        self._broadcast(self.model.variables)
+        self._broadcast(self._model_variables())
         if self.model.optimizer is not None:
             self._broadcast(self.model.optimizer.variables)
         self.broadcast_done = True
