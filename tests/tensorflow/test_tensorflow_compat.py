@@ -121,6 +121,23 @@ def test_sync_batch_normalization_axis_1_matches_full_batch():
         hvd.SyncBatchNormalization(fused=True)
 
 
+def test_sync_batch_normalization_in_model_fit():
+    """Inside fit's traced step (ops named by the graph) the moving
+    statistics follow the global batch's."""
+    rng = np.random.default_rng(8)
+    full = rng.normal(-1.0, 2.0, size=(4 * SIZE, 3, 2)).astype(np.float32)
+    mine = full[4 * RANK:4 * RANK + 4]
+    model = keras.Sequential([keras.Input((3, 2)),
+                              hvd.SyncBatchNormalization(axis=1,
+                                                         momentum=0.0)])
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    model.fit(mine, mine, batch_size=4, epochs=1, verbose=0, shuffle=False)
+    np.testing.assert_allclose(model.layers[0].moving_mean.numpy(),
+                               full.mean(axis=(0, 2)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.layers[0].moving_variance.numpy(),
+                               full.var(axis=(0, 2)), rtol=1e-4)
+
+
 # ---- model parallelism: local variables ---------------------------------------
 
 def two_layer_model():
@@ -167,7 +184,7 @@ def check_local_and_shared(got, local_grads, local_count):
 
 def test_gradient_tape_register_local_source():
     model = two_layer_model()
-    with tf.GradientTape() as tape:
+    with tf.GradientTape(persistent=True) as tape:
         loss = loss_of(model)
     variables = model.trainable_variables
     _, _, local = tape_gradients(model)
@@ -175,6 +192,9 @@ def test_gradient_tape_register_local_source():
     tape.register_local_source(variables[0])
     tape.register_local_source(variables[1])
     check_local_and_shared(tape.gradient(loss, variables), local, 2)
+    # Horovod's use_generic_names: the allreduces named grad_<i>.
+    check_local_and_shared(
+        tape.gradient(loss, variables, use_generic_names=True), local, 2)
 
 
 def test_partial_distributed_gradient_tape_and_split():
@@ -241,6 +261,16 @@ def test_keras_optimizer_local_variables(partial):
     opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
     applied = [(b - v.numpy()) / lr for b, v in zip(before, variables)]
     check_local_and_shared(applied, local, 2)
+
+
+def test_num_groups_is_deprecated_as_in_horovod():
+    with pytest.warns(DeprecationWarning, match="num_groups"):
+        hvd.DistributedGradientTape(tf.GradientTape(), num_groups=1)
+    with pytest.raises(ValueError, match="groups"):
+        hvd.DistributedGradientTape(tf.GradientTape(), groups=-1)
+    with pytest.raises(ValueError, match="average_aggregated_gradients"):
+        hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), op=hvd.Adasum,
+                                 average_aggregated_gradients=True)
 
 
 def test_horovod_keras_has_partial_distributed_optimizer():

@@ -5,7 +5,8 @@ the gradients of local layers (model parallelism) local."""
 import tensorflow as tf
 
 from horovod.tensorflow.compression import Compression
-from horovod.tensorflow.gradients import LocalVariables, cached_allreducer
+from horovod.tensorflow.gradients import (LocalVariables, cached_allreducer,
+                                          resolve_groups)
 from horovod.tensorflow.mpi_ops import Average, global_process_set
 
 
@@ -68,8 +69,7 @@ def DistributedGradientTape(gradtape, device_dense='', device_sparse='',
     Sources registered with register_local_source() keep their local
     gradient, divided by the set size when scale_local_gradients.
     """
-    if num_groups and groups is None:
-        groups = num_groups
+    groups = resolve_groups(num_groups, groups)
     allreducer = cached_allreducer("DistributedGradientTape", device_dense,
                                    device_sparse, compression,
                                    sparse_as_dense, op,

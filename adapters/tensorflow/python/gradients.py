@@ -7,6 +7,8 @@ average's division optionally split around the sum
 Eagerly, the reductions run inside one cached tf.function: its ops get the
 graph's names, the same on every rank, and run concurrently."""
 
+import warnings
+
 import tensorflow as tf
 
 from horovod.common.util import split_evenly
@@ -34,6 +36,18 @@ def check_groups(groups):
     elif isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
         raise ValueError("groups should be a positive integer or a list of "
                          "list of tf.Variable.")
+
+
+def resolve_groups(num_groups, groups):
+    """groups, or the deprecated num_groups in its place (with Horovod's
+    DeprecationWarning); checked."""
+    if num_groups != 0:
+        warnings.warn("Parameter `num_groups` has been replaced by `groups` "
+                      "and will be removed in v0.23.0.", DeprecationWarning)
+        if groups is None:
+            groups = num_groups
+    check_groups(groups)
+    return groups
 
 
 def _groups_key(groups):

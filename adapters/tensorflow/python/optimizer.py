@@ -6,8 +6,9 @@ wrapped by horovod.tensorflow.keras.DistributedOptimizer."""
 import tensorflow as tf
 
 from horovod.tensorflow.compression import Compression
-from horovod.tensorflow.gradients import GradientAllreducer, LocalVariables
-from horovod.tensorflow.mpi_ops import Average, global_process_set
+from horovod.tensorflow.gradients import (GradientAllreducer, LocalVariables,
+                                          resolve_groups)
+from horovod.tensorflow.mpi_ops import Adasum, Average, global_process_set
 
 _LegacyOptimizer = tf.compat.v1.train.Optimizer
 
@@ -87,8 +88,10 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False,
     Variables registered with register_local_var() keep their local
     gradient, divided by the set size when scale_local_gradients.
     """
-    if num_groups and groups is None:
-        groups = num_groups
+    groups = resolve_groups(num_groups, groups)
+    if op == Adasum and average_aggregated_gradients:
+        raise ValueError("Adasum does not support "
+                         "average_aggregated_gradients == True")
     if _is_keras_optimizer(optimizer):
         import horovod.tensorflow.keras as hvd_keras
         return hvd_keras.DistributedOptimizer(

@@ -12,7 +12,8 @@ import keras
 
 from horovod.tensorflow.compression import Compression
 from horovod.tensorflow.gradient_tape import layers_variables
-from horovod.tensorflow.gradients import GradientAllreducer, LocalVariables
+from horovod.tensorflow.gradients import (GradientAllreducer, LocalVariables,
+                                          resolve_groups)
 from horovod.tensorflow.mpi_ops import Average, global_process_set
 
 
@@ -120,8 +121,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense='',
     if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
         raise ValueError("wrap the inner optimizer of a LossScaleOptimizer "
                          "(its gradients are allreduced after unscaling)")
-    if num_groups and groups is None:
-        groups = num_groups
+    groups = resolve_groups(num_groups, groups)
     config = optimizer.get_config()
     if name is not None:
         config["name"] = name
