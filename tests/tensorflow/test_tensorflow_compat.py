@@ -70,8 +70,10 @@ def test_indexed_slices_average_divides_as_horovod(mode, dtype,
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_grouped_allreduce_mixing_slices_and_dense_averages_both(mode):
-    s = slices(RANK, tf.float32)
+@pytest.mark.parametrize("slice_dtype", [tf.float32, tf.int32])
+def test_grouped_allreduce_mixing_slices_and_dense_averages_both(
+        mode, slice_dtype):
+    s = slices(RANK, slice_dtype)
     dense = tf.constant([[RANK + 1.0, 10.0 * RANK]])
 
     def fn(a, v, i, d, b):
@@ -83,7 +85,7 @@ def test_grouped_allreduce_mixing_slices_and_dense_averages_both(mode):
     np.testing.assert_allclose(a.numpy(), [mean])
     np.testing.assert_allclose(b.numpy(), [2.0 * mean])
     np.testing.assert_allclose(sl.values.numpy(),
-                               gathered_values(tf.float32) / SIZE)
+                               gathered_values(slice_dtype) / SIZE)
     np.testing.assert_array_equal(
         sl.indices.numpy(), np.concatenate([[r, r + 1] for r in range(SIZE)]))
 
