@@ -159,6 +159,8 @@ def test_metric_average_callback():
                   for r in range(SIZE)]
     np.testing.assert_allclose(logs["val_loss"], np.mean(val_losses),
                                rtol=1e-5)
+    # Averaged in Keras' float type, as Horovod does.
+    assert logs["val_loss"].dtype == np.float32
     assert same_on_every_rank([logs[k] for k in sorted(logs)])
 
 

@@ -85,12 +85,13 @@ class MetricAverageCallback(keras.callbacks.Callback):
         if not names:
             return
         with tf.device(self.device):
-            values = tf.constant([float(logs[k]) for k in names],
-                                 dtype=tf.float64)
-            # Every rank averages the same names in the same order.
+            # In Keras' float type, as Horovod averages them: the same
+            # numbers. Every rank averages the same names in the same order.
+            values = tf.constant([logs[k] for k in names],
+                                 dtype=keras.backend.floatx())
             averaged = hvd.allreduce(values, op=hvd.Average,
                                      name="MetricAverage." + ".".join(names))
-        for name, value in zip(names, averaged.numpy().tolist()):
+        for name, value in zip(names, averaged.numpy()):
             logs[name] = value
 
 
