@@ -96,17 +96,20 @@ class MetricAverageCallback(keras.callbacks.Callback):
 
 
 def _get_lr(optimizer):
-    return float(tf.convert_to_tensor(optimizer.learning_rate).numpy())
+    """The learning rate as Keras holds it (a float32 scalar)."""
+    return tf.convert_to_tensor(optimizer.learning_rate).numpy()
 
 
 class LearningRateScheduleCallback(keras.callbacks.Callback):
     """Sets the learning rate to initial_lr * multiplier(epoch) for epochs
     start_epoch <= epoch < end_epoch.
 
-    multiplier: a number or a function of the epoch. staircase: change the
-    rate at the start of each epoch (epoch an integer); otherwise at every
-    batch, epoch then counting fractions (steps_per_epoch batches an epoch,
-    by default those of model.fit). momentum_correction is accepted for
+    multiplier: a function of the epoch, or a number m for exponential
+    decay, m ** (epoch - start_epoch), as in Horovod. initial_lr is
+    required. staircase: change the rate at the start of each epoch (epoch
+    an integer); otherwise at every batch, epoch then counting fractions
+    (steps_per_epoch batches an epoch, by default those of model.fit).
+    momentum_correction is accepted for
     Horovod's signature: Keras 3 compiles an optimizer's momentum into its
     training step as a constant, so it is not corrected (a warning says so
     where it would have been).
@@ -127,7 +130,10 @@ class LearningRateScheduleCallback(keras.callbacks.Callback):
         if callable(multiplier):
             self.multiplier = multiplier
         else:
-            self.multiplier = lambda epoch: multiplier
+            self.multiplier = lambda epoch: multiplier ** (epoch -
+                                                           start_epoch)
+        if initial_lr is None:
+            raise ValueError("Parameter `initial_lr` is required")
 
     def _in_range(self, epoch):
         return (epoch >= self.start_epoch and
@@ -146,8 +152,6 @@ class LearningRateScheduleCallback(keras.callbacks.Callback):
             self._warned_momentum = True
 
     def on_train_begin(self, logs=None):
-        if self.initial_lr is None:
-            self.initial_lr = _get_lr(self.model.optimizer)
         if not self.staircase and not self.steps_per_epoch:
             self.steps_per_epoch = (self.params or {}).get("steps")
             if not self.steps_per_epoch:
@@ -177,12 +181,16 @@ class LearningRateScheduleCallback(keras.callbacks.Callback):
 class LearningRateWarmupCallback(LearningRateScheduleCallback):
     """Grows the learning rate from initial_lr / size to initial_lr over
     warmup_epochs epochs, batch by batch (Goyal et al., "Accurate, Large
-    Minibatch SGD"): large global batches train stably from the start."""
+    Minibatch SGD"): large global batches train stably from the start.
+    As Horovod's, the rate of a batch is that of the end of the batch, so
+    each epoch ends on a round value and the last warmup batch runs at
+    initial_lr."""
 
     def __init__(self, initial_lr, warmup_epochs=5, momentum_correction=True,
                  steps_per_epoch=None, verbose=0):
         def multiplier(epoch):
             # Per batch: epoch is fractional here.
+            epoch += 1.0 / self.steps_per_epoch
             size = hvd.size()
             return 1.0 / size * (epoch * (size - 1) / warmup_epochs + 1)
 
@@ -194,6 +202,7 @@ class LearningRateWarmupCallback(LearningRateScheduleCallback):
 
     def on_epoch_end(self, epoch, logs=None):
         super().on_epoch_end(epoch, logs)
-        if epoch == self.end_epoch - 1 and self.verbose > 0:
+        if (epoch == self.end_epoch - 1 and self.verbose > 0 and
+                hvd.rank() == 0):
             print("\nEpoch %d: finished gradual learning rate warmup to %g."
                   % (epoch + 1, _get_lr(self.model.optimizer)))
