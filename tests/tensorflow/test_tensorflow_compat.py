@@ -323,6 +323,10 @@ def test_broadcast_in_place():
     c = tf.Variable([float(RANK)])
     hvd.broadcast_variables([c], root_rank=root, inplace=True)
     np.testing.assert_array_equal(c.numpy(), [float(root)])
+    d = tf.Variable([RANK + 0.25])
+    traced = tf.function(lambda: hvd.broadcast_([d], root, name="traced"))
+    np.testing.assert_array_equal(traced()[0].numpy(), [root + 0.25])
+    np.testing.assert_array_equal(d.numpy(), [root + 0.25])
     with pytest.raises(ValueError, match="variables"):
         hvd.broadcast_([tf.constant(1.0)], 0)
 
