@@ -159,6 +159,8 @@ def test_metric_average_callback():
                   for r in range(SIZE)]
     np.testing.assert_allclose(logs["val_loss"], np.mean(val_losses),
                                rtol=1e-5)
+    # Averaged in Keras' float type, as Horovod does.
+    assert logs["val_loss"].dtype == np.float32
     assert same_on_every_rank([logs[k] for k in sorted(logs)])
 
 
@@ -171,9 +173,10 @@ def test_learning_rate_warmup_callback():
         initial_lr=0.4, warmup_epochs=2, momentum_correction=False)
     model.fit(x, y, batch_size=4, epochs=3, verbose=0,
               callbacks=[warmup, record])
-    # 2 batches an epoch: epoch fractions 0, .5, 1, 1.5, then warmup is over.
+    # 2 batches an epoch, each at the rate of its end (Horovod's): epoch
+    # fractions .5, 1, 1.5, 2 (initial_lr), then warmup is over.
     expect = [0.4 / SIZE * (e * (SIZE - 1) / 2 + 1)
-              for e in (0, 0.5, 1, 1.5)]
+              for e in (0.5, 1, 1.5, 2)]
     np.testing.assert_allclose(record.batch_lr[:4], expect, rtol=1e-6)
     np.testing.assert_allclose(record.batch_lr[4:], [expect[-1]] * 2,
                                rtol=1e-6)
@@ -189,14 +192,17 @@ def test_learning_rate_schedule_callback():
         hvd.callbacks.LearningRateScheduleCallback(
             initial_lr=1.0, multiplier=lambda e: 0.5 ** e, start_epoch=1,
             end_epoch=3),
+        # A number: exponential decay from start_epoch, as in Horovod.
         hvd.callbacks.LearningRateScheduleCallback(
-            initial_lr=1.0, multiplier=0.01, start_epoch=3),
+            initial_lr=2.0, multiplier=0.1, start_epoch=3),
     ]
-    model.fit(x, y, batch_size=4, epochs=4, verbose=0,
+    model.fit(x, y, batch_size=4, epochs=5, verbose=0,
               callbacks=schedule + [record])
     np.testing.assert_allclose(record.batch_lr,
-                               [0.1, 0.1, 0.5, 0.5, 0.25, 0.25, 0.01, 0.01],
-                               rtol=1e-6)
+                               [0.1, 0.1, 0.5, 0.5, 0.25, 0.25, 2.0, 2.0,
+                                0.2, 0.2], rtol=1e-6)
+    with pytest.raises(ValueError, match="initial_lr"):
+        hvd.callbacks.LearningRateScheduleCallback(None, 0.5)
 
 
 # ---- load_model, and the horovod.keras alias -------------------------------

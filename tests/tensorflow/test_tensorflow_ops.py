@@ -278,8 +278,8 @@ def test_alltoall_equal_split():
 @pytest.mark.parametrize("mode", MODES)
 def test_reducescatter_uneven_rows_every_dtype(mode):
     def scatter(*xs):
-        return [(hvd.reducescatter(x, op=hvd.Sum, name=f"rs_sum_{i}"),
-                 hvd.reducescatter(x, op=hvd.Max, name=f"rs_max_{i}"))
+        return [(hvd._reducescatter(x, op=hvd.Sum, name=f"rs_sum_{i}"),
+                 hvd._reducescatter(x, op=hvd.Max, name=f"rs_max_{i}"))
                 for i, x in enumerate(xs)]
 
     run = both_modes(scatter)[MODES.index(mode)]
@@ -298,8 +298,9 @@ def test_reducescatter_uneven_rows_every_dtype(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_reducescatter_average_scaled_and_grouped(mode):
     def scatter(a, b):
-        avg = hvd.reducescatter(a, prescale_factor=2.0, postscale_factor=0.5)
-        grouped = hvd.grouped_reducescatter([a, b], op=hvd.Sum)
+        avg = hvd._reducescatter(a, op=hvd.Average, prescale_factor=2.0,
+                                 postscale_factor=0.5)
+        grouped = hvd._grouped_reducescatter([a, b], op=hvd.Sum)
         return avg, grouped
 
     run = both_modes(scatter)[MODES.index(mode)]
@@ -350,9 +351,9 @@ def test_process_set_collectives():
         def ops(x):
             return (hvd._allreduce(x, process_set=subset, name="ps_sum"),
                     hvd.allgather(x, process_set=subset, name="ps_gather"),
-                    hvd.broadcast(x, n - 1, process_set=subset,
+                    hvd.broadcast(x, members[-1], process_set=subset,
                                   name="ps_bcast"),
-                    hvd.reducescatter(x, op=hvd.Sum, process_set=subset,
+                    hvd._reducescatter(x, op=hvd.Sum, process_set=subset,
                                       name="ps_scatter"),
                     hvd.alltoall(x, process_set=subset, name="ps_alltoall"),
                     hvd.size_op(subset.process_set_id),
@@ -419,9 +420,9 @@ GRADIENT_CASES = {
                                         [4 - (4 // SIZE) * (SIZE - 1)])[0],
                  lambda: np.ones([4, 2])),
     # The allgather of the gradients, times the set size for Sum.
-    "reducescatter_sum": (lambda x: hvd.reducescatter(x, op=hvd.Sum),
+    "reducescatter_sum": (lambda x: hvd._reducescatter(x, op=hvd.Sum),
                           lambda: np.full([4, 2], float(SIZE))),
-    "reducescatter_avg": (lambda x: hvd.reducescatter(x),
+    "reducescatter_avg": (lambda x: hvd._reducescatter(x, op=hvd.Average),
                           lambda: np.ones([4, 2])),
 }
 
@@ -453,7 +454,7 @@ def test_grouped_gradients(mode):
             tape.watch([a, b])
             ra, rb = hvd._grouped_allreduce([a, b], op=hvd.Sum)
             ga, gb = hvd.grouped_allgather([a, b])
-            sa, sb = hvd.grouped_reducescatter([a, b])
+            sa, sb = hvd._grouped_reducescatter([a, b], op=hvd.Average)
             loss = (tf.reduce_sum(ra) + tf.reduce_sum(rb) +
                     tf.reduce_sum(ga) + tf.reduce_sum(gb) +
                     tf.reduce_sum(sa) + tf.reduce_sum(sb))

@@ -22,15 +22,28 @@ from horovod.tensorflow.collectives import (  # noqa: F401
 from horovod.tensorflow.compression import Compression  # noqa: F401
 from horovod.tensorflow.functions import (  # noqa: F401
     allgather_object, broadcast_global_variables, broadcast_object,
-    broadcast_variables)
-from horovod.tensorflow.gradient_tape import DistributedGradientTape  # noqa: F401
+    broadcast_object_fn, broadcast_variables)
+from horovod.tensorflow.gradient_tape import (  # noqa: F401
+    DistributedGradientTape, PartialDistributedGradientTape)
 from horovod.tensorflow.hooks import BroadcastGlobalVariablesHook  # noqa: F401
 from horovod.tensorflow.mpi_ops import (  # noqa: F401
-    Adasum, Average, Max, Min, Product, ProcessSet, Sum, add_process_set,
-    allgather, alltoall, barrier, broadcast, cross_rank, cross_size,
-    global_process_set, grouped_allgather, init, is_homogeneous,
-    is_initialized, join, local_rank, local_rank_op, local_size,
-    local_size_op, process_set_included_op, rank, rank_op,
-    remove_process_set, shutdown, size, size_op, start_timeline,
-    stop_timeline)
+    Adasum, Average, Max, Min, Product, ProcessSet, Sum, _allreduce,
+    _grouped_allreduce, _grouped_reducescatter, _reducescatter,
+    add_process_set, allgather, alltoall, barrier, broadcast, broadcast_,
+    check_num_rank_power_of_2, cross_rank, cross_size, global_process_set,
+    grouped_allgather, init, is_homogeneous, is_initialized, join,
+    local_rank, local_rank_op, local_size, local_size_op,
+    process_set_included_op, rank, rank_op, remove_process_set, shutdown,
+    size, size_op, start_timeline, stop_timeline)
 from horovod.tensorflow.optimizer import DistributedOptimizer  # noqa: F401
+from horovod.tensorflow.util import (  # noqa: F401
+    _cache, _executing_eagerly, _make_subgraph, refs_to_vars, vars_to_refs)
+
+
+def __getattr__(name):
+    # SyncBatchNormalization is a Keras layer: Keras is imported on first
+    # use, not with horovod.tensorflow.
+    if name == "SyncBatchNormalization":
+        from horovod.tensorflow.sync_batch_norm import SyncBatchNormalization
+        return SyncBatchNormalization
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,10 +20,9 @@ def _set_size(process_set):
     return size
 
 
-def _gathered_slices(slices, op, prescale_factor, postscale_factor, name,
-                     process_set, ignore_name_scope):
-    """The allreduce of a tf.IndexedSlices as two allgathers (values and
-    indices): the slices of every rank, duplicates summed when densified."""
+def _check_sparse_reduction(op, prescale_factor, postscale_factor):
+    """What Horovod refuses for tf.IndexedSlices, refused before any
+    collective starts (so no rank waits for one that never comes)."""
     if op == Adasum:
         raise NotImplementedError(
             "The Adasum reduction does not currently support sparse tensors. "
@@ -31,8 +30,17 @@ def _gathered_slices(slices, op, prescale_factor, postscale_factor, name,
             "DistributedOptimizer")
     if op not in (Average, Sum):
         raise NotImplementedError(
-            "tf.IndexedSlices are allreduced by gathering them: only "
-            "hvd.Sum and hvd.Average apply (use sparse_as_dense=True)")
+            "Only Sum and Average ops are supported with tf.IndexedSlices")
+    if prescale_factor != 1.0 or postscale_factor != 1.0:
+        raise NotImplementedError(
+            "Pre/postscale_factor are not supported with tf.IndexedSlices")
+
+
+def _gathered_slices(slices, op, name, process_set, ignore_name_scope):
+    """The allreduce of a tf.IndexedSlices as two allgathers (values and
+    indices): the slices of every rank, duplicates summed when densified.
+    Average divides the values by the set size as Horovod does (true
+    division: integer values become floating point)."""
     values_name = None if name is None else name + ".values"
     indices_name = None if name is None else name + ".indices"
     values = mpi_ops.allgather(slices.values, name=values_name,
@@ -41,11 +49,8 @@ def _gathered_slices(slices, op, prescale_factor, postscale_factor, name,
     indices = mpi_ops.allgather(slices.indices, name=indices_name,
                                 ignore_name_scope=ignore_name_scope,
                                 process_set=process_set)
-    scale = prescale_factor * postscale_factor
     if op == Average:
-        scale /= _set_size(process_set)
-    if scale != 1.0:
-        values = values * tf.cast(scale, values.dtype)
+        values = values / tf.cast(_set_size(process_set), values.dtype)
     return tf.IndexedSlices(values, indices, dense_shape=slices.dense_shape)
 
 
@@ -60,14 +65,16 @@ def allreduce(tensor, average=None, device_dense='', device_sparse='',
     The input is multiplied by prescale_factor before the reduction and the
     result by postscale_factor after it. A tf.IndexedSlices is allgathered
     (values and indices), which is its allreduce; densify it first
-    (tf.convert_to_tensor) to reduce it as a dense tensor. Returns a tensor
-    of the input's shape and dtype.
+    (tf.convert_to_tensor) to reduce it as a dense tensor; its Average
+    divides the gathered values by the set size (integer values become
+    floating point, as in Horovod), and it takes no scale factors
+    (NotImplementedError). Returns a tensor of the input's shape and dtype.
     """
     op = handle_average_backwards_compatibility(op, average)
     if isinstance(tensor, tf.IndexedSlices):
+        _check_sparse_reduction(op, prescale_factor, postscale_factor)
         with tf.device(device_sparse):
-            return _gathered_slices(tensor, op, prescale_factor,
-                                    postscale_factor, name, process_set,
+            return _gathered_slices(tensor, op, name, process_set,
                                     ignore_name_scope)
     with tf.device(device_dense):
         compressed, ctx = compression.compress(tf.convert_to_tensor(tensor))
@@ -87,18 +94,20 @@ def grouped_allreduce(tensors, average=None, device_dense='',
     """allreduce() of a list of tensors as one unit: the runtime negotiates
     and fuses them together. tf.IndexedSlices in the list are gathered one
     by one, as allreduce() does. Returns the list of results in order."""
+    if not tensors:
+        return tensors
     op = handle_average_backwards_compatibility(op, average)
     results = list(tensors)
     dense = [i for i, t in enumerate(tensors)
              if not isinstance(t, tf.IndexedSlices)]
+    if len(dense) < len(tensors):
+        _check_sparse_reduction(op, prescale_factor, postscale_factor)
     for i, t in enumerate(tensors):
         if isinstance(t, tf.IndexedSlices):
             slice_name = None if name is None else f"{name}.{i}"
-            results[i] = allreduce(t, device_sparse=device_sparse, op=op,
-                                   prescale_factor=prescale_factor,
-                                   postscale_factor=postscale_factor,
-                                   name=slice_name, process_set=process_set,
-                                   ignore_name_scope=ignore_name_scope)
+            with tf.device(device_sparse):
+                results[i] = _gathered_slices(t, op, slice_name, process_set,
+                                              ignore_name_scope)
     if not dense:
         return results
     with tf.device(device_dense):
@@ -124,7 +133,7 @@ def reducescatter(tensor, device_dense='', compression=Compression.none,
     ranks, the first ranks getting one row more when it does not divide."""
     with tf.device(device_dense):
         compressed, ctx = compression.compress(tf.convert_to_tensor(tensor))
-        reduced = mpi_ops.reducescatter(compressed, name=name, op=op,
+        reduced = mpi_ops._reducescatter(compressed, name=name, op=op,
                                         prescale_factor=prescale_factor,
                                         postscale_factor=postscale_factor,
                                         ignore_name_scope=ignore_name_scope,
@@ -134,14 +143,16 @@ def reducescatter(tensor, device_dense='', compression=Compression.none,
 
 def grouped_reducescatter(tensors, device_dense='',
                           compression=Compression.none, op=Average,
-                          process_set=global_process_set,
-                          ignore_name_scope=False, prescale_factor=1.0,
-                          postscale_factor=1.0, name=None):
-    """reducescatter() of a list of tensors as one unit."""
+                          process_set=global_process_set, prescale_factor=1.0,
+                          postscale_factor=1.0, ignore_name_scope=False,
+                          name=None):
+    """reducescatter() of a list of tensors (one dtype) as one unit."""
+    if not tensors:
+        return tensors
     with tf.device(device_dense):
         compressed, ctxs = zip(*[compression.compress(tf.convert_to_tensor(t))
                                  for t in tensors])
-        reduced = mpi_ops.grouped_reducescatter(
+        reduced = mpi_ops._grouped_reducescatter(
             list(compressed), name=name, op=op,
             prescale_factor=prescale_factor,
             postscale_factor=postscale_factor,

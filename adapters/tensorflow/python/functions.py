@@ -4,31 +4,9 @@ import numpy as np
 import tensorflow as tf
 
 from horovod.common import objects as _objects
-from horovod.tensorflow.mpi_ops import allgather, broadcast
-from horovod.tensorflow.mpi_ops import global_process_set
-
-# (root_rank, process set id) -> the tf.function that broadcasts a list of
-# variables eagerly: every variable's broadcast in flight at once.
-_eager_broadcasts = {}
-
-
-def _eager_broadcast_fn(root_rank, process_set):
-    key = (root_rank, process_set.process_set_id)
-    if key not in _eager_broadcasts:
-        @tf.function
-        def broadcast_group(variables):
-            for v in variables:
-                v.assign(broadcast(v, root_rank, process_set=process_set))
-        _eager_broadcasts[key] = broadcast_group
-    return _eager_broadcasts[key]
-
-
-def _as_tf_variable(v):
-    """The tf.Variable of a Keras 3 variable (which wraps one); v else."""
-    if isinstance(v, tf.Variable):
-        return v
-    inner = getattr(v, "value", None)
-    return inner if isinstance(inner, tf.Variable) else v
+from horovod.tensorflow.mpi_ops import (allgather, broadcast, broadcast_,
+                                        global_process_set, rank)
+from horovod.tensorflow.util import _executing_eagerly
 
 
 def broadcast_variables(variables, root_rank, process_set=global_process_set,
@@ -36,23 +14,20 @@ def broadcast_variables(variables, root_rank, process_set=global_process_set,
     """Assigns root_rank's values to the variables on every rank of the set.
 
     Eagerly, it runs at once; in a graph (tf.compat.v1) it returns the op
-    that does it. `inplace` is accepted for Horovod's signature: the
-    variables are always assigned.
+    that does it. The variables are assigned in place whatever `inplace`
+    says (Horovod's in-place broadcast saves a copy on GPUs; the values are
+    the same).
     """
-    variables = [_as_tf_variable(v) for v in variables]
-    if tf.executing_eagerly():
-        if variables:
-            _eager_broadcast_fn(root_rank, process_set)(variables)
+    values = broadcast_(variables, root_rank, process_set=process_set)
+    if _executing_eagerly():
         return None
-    return tf.group(*[v.assign(broadcast(v, root_rank,
-                                         process_set=process_set))
-                      for v in variables])
+    return tf.group(*values)
 
 
 def broadcast_global_variables(root_rank):
     """The op broadcasting every global variable of the default graph from
     root_rank (tf.compat.v1 graph code; eagerly use broadcast_variables)."""
-    if tf.executing_eagerly():
+    if _executing_eagerly():
         raise RuntimeError(
             "hvd.broadcast_global_variables() does not support eager "
             "execution. Please use `hvd.broadcast_variables(<model/optimizer "
@@ -60,14 +35,8 @@ def broadcast_global_variables(root_rank):
     return broadcast_variables(tf.compat.v1.global_variables(), root_rank)
 
 
-def _rank_in(process_set):
-    if process_set.process_set_id is None:
-        raise ValueError(f"{process_set} is not registered")
-    return process_set.rank()
-
-
 def _evaluate(tensor, session):
-    if tf.executing_eagerly():
+    if _executing_eagerly():
         return tensor.numpy()
     session = session or tf.compat.v1.get_default_session()
     if session is None:
@@ -80,12 +49,13 @@ def _evaluate(tensor, session):
 def broadcast_object(obj, root_rank=0, session=None, name=None,
                      process_set=global_process_set):
     """Pickles obj on root_rank and returns the root's object on every rank
-    of the set (root_rank is a rank of the set). In graph mode it runs the
+    of the set (root_rank is a global rank, a member of the set). In graph
+    mode it runs the
     broadcast in `session` (default: the default session). name, if given,
     must be the same on every rank; by default one fixed name, whatever the
     object's type."""
     name = name or "broadcast_object"
-    is_root = _rank_in(process_set) == root_rank
+    is_root = rank() == root_rank
     if is_root:
         payload = np.frombuffer(_objects.serialize(obj), dtype=np.uint8)
     else:
@@ -116,3 +86,32 @@ def allgather_object(obj, session=None, name=None,
     lengths = _evaluate(lengths, session)
     gathered = _evaluate(gathered, session)
     return _objects.split_gathered(gathered.tobytes(), lengths.tolist())
+
+
+def broadcast_object_fn(root_rank=0, session=None, name=None,
+                        process_set=global_process_set):
+    """tf.compat.v1 graph code: builds the broadcast ops of
+    broadcast_object() once and returns a function obj -> root_rank's obj
+    that runs them in `session` (default: the default session) with the
+    object fed through placeholders."""
+    name = name or "broadcast_object_fn"
+    length = tf.compat.v1.placeholder(tf.int64, [1], name="bcast_object_size")
+    payload = tf.compat.v1.placeholder(tf.uint8, [None],
+                                       name="bcast_object_data")
+    length_out = broadcast(length, root_rank, name=name + ".sz",
+                           process_set=process_set)
+    payload_out = broadcast(payload, root_rank, name=name + ".t",
+                            process_set=process_set)
+    session = session or tf.compat.v1.get_default_session()
+
+    def broadcast_one(obj):
+        is_root = rank() == root_rank
+        data = (np.frombuffer(_objects.serialize(obj), dtype=np.uint8)
+                if is_root else np.zeros(0, dtype=np.uint8))
+        size = session.run(length_out, feed_dict={length: [data.size]})
+        if not is_root:
+            data = np.zeros(int(size[0]), dtype=np.uint8)
+        received = session.run(payload_out, feed_dict={payload: data})
+        return obj if is_root else _objects.deserialize(received.tobytes())
+
+    return broadcast_one

@@ -7,12 +7,15 @@ average's division optionally split around the sum
 Eagerly, the reductions run inside one cached tf.function: its ops get the
 graph's names, the same on every rank, and run concurrently."""
 
+import warnings
+
 import tensorflow as tf
 
 from horovod.common.util import split_evenly
 from horovod.tensorflow import mpi_ops
 from horovod.tensorflow.collectives import allreduce, grouped_allreduce
 from horovod.tensorflow.mpi_ops import Average
+from horovod.tensorflow.util import _ref
 
 
 def check_groups(groups):
@@ -33,6 +36,18 @@ def check_groups(groups):
     elif isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
         raise ValueError("groups should be a positive integer or a list of "
                          "list of tf.Variable.")
+
+
+def resolve_groups(num_groups, groups):
+    """groups, or the deprecated num_groups in its place (with Horovod's
+    DeprecationWarning); checked."""
+    if num_groups != 0:
+        warnings.warn("Parameter `num_groups` has been replaced by `groups` "
+                      "and will be removed in v0.23.0.", DeprecationWarning)
+        if groups is None:
+            groups = num_groups
+    check_groups(groups)
+    return groups
 
 
 def _groups_key(groups):
@@ -66,9 +81,14 @@ class GradientAllreducer:
         self._groups = groups
         self._process_set = process_set
         # Average divides by the set's size after the sum; the predivide
-        # factor moves part of that division before it.
+        # factor moves part of that division before it (as in Horovod, a
+        # factor other than 1 refuses sparse gradients).
         self._prescale = 1.0 / gradient_predivide_factor
-        self._postscale = gradient_predivide_factor * postscale_factor
+        self._postscale = gradient_predivide_factor
+        # A scale of this binding's own (Keras' gradient accumulation): of
+        # the dense results after the sum, of the sparse ones after the
+        # gather.
+        self._extra_postscale = postscale_factor
         self._traced = tf.function(self._reduce)
 
     def _dense_groups(self, grads, variables):
@@ -94,17 +114,31 @@ class GradientAllreducer:
         out += [(i,) for i in dense if i not in grouped]
         return tuple(out)
 
-    def _reduce(self, grads, dense_groups):
+    def _reduce(self, grads, dense_groups, use_generic_names):
+        def naming(i):
+            """Horovod's use_generic_names: ops named grad_<i>, whatever
+            the name scope (the same names on every rank even where the
+            models' variable names differ)."""
+            if not use_generic_names:
+                return {}
+            return {"name": f"grad_{i}", "ignore_name_scope": True}
+
         with tf.name_scope(self._name + "_Allreduce"):
             out = list(grads)
             for i, g in enumerate(grads):
                 if isinstance(g, tf.IndexedSlices):
-                    out[i] = allreduce(g, device_sparse=self._device_sparse,
-                                       op=self._op,
-                                       prescale_factor=self._prescale,
-                                       postscale_factor=self._postscale,
-                                       process_set=self._process_set)
-            for group in dense_groups:
+                    g = allreduce(g, device_sparse=self._device_sparse,
+                                  op=self._op,
+                                  prescale_factor=self._prescale,
+                                  postscale_factor=self._postscale,
+                                  process_set=self._process_set, **naming(i))
+                    if self._extra_postscale != 1.0:
+                        g = tf.IndexedSlices(
+                            g.values * tf.cast(self._extra_postscale,
+                                               g.values.dtype),
+                            g.indices, g.dense_shape)
+                    out[i] = g
+            for n, group in enumerate(dense_groups):
                 if len(group) == 1 and self._groups is None:
                     (i,) = group
                     out[i] = allreduce(grads[i],
@@ -112,21 +146,26 @@ class GradientAllreducer:
                                        compression=self._compression,
                                        op=self._op,
                                        prescale_factor=self._prescale,
-                                       postscale_factor=self._postscale,
-                                       process_set=self._process_set)
+                                       postscale_factor=self._dense_postscale,
+                                       process_set=self._process_set,
+                                       **naming(i))
                     continue
                 reduced = grouped_allreduce(
                     [grads[i] for i in group],
                     device_dense=self._device_dense,
                     compression=self._compression, op=self._op,
                     prescale_factor=self._prescale,
-                    postscale_factor=self._postscale,
-                    process_set=self._process_set)
+                    postscale_factor=self._dense_postscale,
+                    process_set=self._process_set, **naming(n))
                 for i, r in zip(group, reduced):
                     out[i] = r
             return out
 
-    def __call__(self, grads, variables=None):
+    @property
+    def _dense_postscale(self):
+        return self._postscale * self._extra_postscale
+
+    def __call__(self, grads, variables=None, use_generic_names=False):
         grads = list(grads)
         if self._sparse_as_dense:
             grads = [tf.convert_to_tensor(g)
@@ -136,14 +175,62 @@ class GradientAllreducer:
             return grads
         dense_groups = self._dense_groups(grads, variables)
         if tf.executing_eagerly():
-            return self._traced(grads, dense_groups)
-        return self._reduce(grads, dense_groups)
+            return self._traced(grads, dense_groups, use_generic_names)
+        return self._reduce(grads, dense_groups, use_generic_names)
 
     def _set_size(self):
         size = self._process_set.size()
         if size is None:
             raise ValueError(f"{self._process_set} is not registered")
         return size
+
+
+class LocalVariables:
+    """The variables registered as local to this rank (model parallelism,
+    Horovod's register_local_var / register_local_source): their gradients
+    are not allreduced; with scale_local_gradients they are divided by the
+    process set's size, as Horovod does (the averaged loss they see is the
+    whole set's)."""
+
+    def __init__(self, process_set, scale_local_gradients=True):
+        self._refs = set()
+        self._process_set = process_set
+        self._scale = scale_local_gradients
+
+    def register(self, variable):
+        self._refs.add(_ref(variable))
+
+    def __contains__(self, variable):
+        return _ref(variable) in self._refs
+
+    def __bool__(self):
+        return bool(self._refs)
+
+    def reduce(self, allreducer, grads, variables, use_generic_names=False):
+        """grads (of variables) with the shared ones allreduced and the
+        local ones kept (scaled)."""
+        if not self._refs:
+            return allreducer(grads, variables, use_generic_names)
+        shared = [i for i, v in enumerate(variables) if v not in self]
+        reduced = allreducer([grads[i] for i in shared],
+                             [variables[i] for i in shared],
+                             use_generic_names)
+        out = list(grads)
+        for i, g in zip(shared, reduced):
+            out[i] = g
+        if self._scale:
+            size = self._process_set.size()
+            for i, v in enumerate(variables):
+                if v in self and out[i] is not None:
+                    out[i] = _divided(out[i], size)
+        return out
+
+
+def _divided(grad, size):
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.IndexedSlices(grad.values / size, grad.indices,
+                                grad.dense_shape)
+    return grad / size
 
 
 _allreducers = {}

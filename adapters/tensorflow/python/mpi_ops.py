@@ -27,6 +27,7 @@ from horovod.common.basics import (  # noqa: F401  (the public API)
 from horovod.common.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, remove_process_set)
 from horovod.common.util import get_average_backwards_compatibility_fun
+from horovod.tensorflow.util import _as_tf_variable, _executing_eagerly
 
 LIBRARY_PATH = os.path.join(_capi.lib_dir(), "libhorovod_tensorflow.so")
 
@@ -54,10 +55,6 @@ handle_average_backwards_compatibility = \
 def check_num_rank_power_of_2(num_rank):
     """Whether num_rank is a power of 2 (Adasum's requirement)."""
     return num_rank != 0 and (num_rank & (num_rank - 1)) == 0
-
-
-def _executing_eagerly():
-    return tf.executing_eagerly()
 
 
 def _normalize_name(name):
@@ -222,7 +219,8 @@ def _grouped_allgather_grad(op, *grads):
 
 def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
               process_set=global_process_set):
-    """root_rank's `tensor` (a rank of the process set) on every rank."""
+    """root_rank's `tensor` on every rank of the process set; root_rank is
+    a global rank (a member of the set), as in Horovod."""
     if name is None:
         name = _default_name("HorovodBroadcast", [tensor])
     return MPI_LIB.horovod_broadcast(tensor, name=name, root_rank=root_rank,
@@ -232,16 +230,59 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
 
 @tf.RegisterGradient('HorovodBroadcast')
 def _broadcast_grad(op, grad):
-    """The gradient of a broadcast: the averaged gradient on the root,
-    zero elsewhere (as Horovod's)."""
+    """The gradient of a broadcast: the averaged gradient on the root (a
+    global rank, as root_rank is), zero elsewhere (as Horovod's)."""
     root_rank = op.get_attr('root_rank')
     ps = _temp_process_set_object(op.get_attr('process_set_id'))
     grad_reduced = _allreduce(
         grad, op=Average, ignore_name_scope=op.get_attr('ignore_name_scope'),
         process_set=ps)
     # The same ops on every rank, so later ops get the same names on all.
-    on_root = 1 if ps.rank() == root_rank else 0
+    on_root = 1 if rank() == root_rank else 0
     return grad_reduced * tf.constant(on_root, grad_reduced.dtype)
+
+
+_inplace_broadcasts = {}
+
+
+def _inplace_broadcast_fn(root_rank, name, process_set):
+    """The tf.function assigning root_rank's values to a list of variables
+    (one per root, name and set): eagerly, every broadcast in flight at
+    once."""
+    key = (root_rank, name, process_set.process_set_id)
+    if key not in _inplace_broadcasts:
+        @tf.function
+        def assign_all(variables):
+            _assign_broadcasts(variables, root_rank, name, process_set)
+        _inplace_broadcasts[key] = assign_all
+    return _inplace_broadcasts[key]
+
+
+def _assign_broadcasts(variables, root_rank, name, process_set):
+    return [v.assign(broadcast(
+        v, root_rank, process_set=process_set,
+        name=None if name is None else _normalize_name(f"{name}_{v.name}")))
+        for v in variables]
+
+
+def broadcast_(variables, root_rank, name=None,
+               process_set=global_process_set):
+    """Broadcasts variables in place: every rank of the set gets root_rank's
+    values assigned. Returns the variables' new values. name, if given,
+    names the broadcasts (with each variable's name), the same on every
+    rank."""
+    variables = [_as_tf_variable(v) for v in variables]
+    for v in variables:
+        if not isinstance(v, tf.Variable):
+            raise ValueError(f"broadcast_() assigns variables; got "
+                             f"{type(v).__name__}")
+    if _executing_eagerly():
+        if variables:
+            _inplace_broadcast_fn(root_rank, name, process_set)(variables)
+        return [v.read_value() for v in variables]
+    assigned = _assign_broadcasts(variables, root_rank, name, process_set)
+    with tf.control_dependencies(assigned):
+        return [v.read_value() for v in variables]
 
 
 # ---- alltoall -------------------------------------------------------------
@@ -281,12 +322,12 @@ def _alltoall_grad(op, grad_wrt_output, grad_wrt_received_splits):
 
 # ---- reducescatter --------------------------------------------------------
 
-def reducescatter(tensor, name=None, op=Average, prescale_factor=1.0,
-                  postscale_factor=1.0, ignore_name_scope=False,
-                  process_set=global_process_set):
-    """Reduces `tensor` over the process set and returns this rank's rows of
-    the first dimension (rows / size each, one more on the first
-    rows % size ranks)."""
+def _reducescatter(tensor, name=None, op=Sum, ignore_name_scope=False,
+                   process_set=global_process_set, prescale_factor=1.0,
+                   postscale_factor=1.0):
+    """Reduces `tensor` over the process set (a sum by default) and returns
+    this rank's rows of the first dimension (rows / size each, one more on
+    the first rows % size ranks)."""
     if name is None:
         name = _default_name("HorovodReducescatter", [tensor])
     out = MPI_LIB.horovod_reducescatter(
@@ -297,31 +338,33 @@ def reducescatter(tensor, name=None, op=Average, prescale_factor=1.0,
     return _negotiated_shape(out, tensor)
 
 
-def _reducescatter_grad_scale(op, ps):
-    scale = op.get_attr('prescale_factor') * op.get_attr('postscale_factor')
+def _reducescatter_grad_scaled(op, grad, ps):
+    """The output gradient scaled as Horovod's reducescatter gradient does:
+    by the set size for Sum, then by each scale factor, one at a time."""
     if op.get_attr('reduce_op') == Sum:
-        scale *= ps.size()
-    return scale
+        grad = grad * tf.cast(ps.size(), grad.dtype)
+    for attr in ('prescale_factor', 'postscale_factor'):
+        factor = op.get_attr(attr)
+        if factor != 1.0:
+            grad = grad * tf.cast(factor, grad.dtype)
+    return grad
 
 
 @tf.RegisterGradient('HorovodReducescatter')
 def _reducescatter_grad(op, grad):
-    """The gradient of a reducescatter: the allgather of the gradients,
-    scaled as Horovod's (by the set size for Sum, and the scale
-    factors)."""
+    """The gradient of a reducescatter: the allgather of the scaled
+    gradients."""
     ps = _temp_process_set_object(op.get_attr('process_set_id'))
-    scale = _reducescatter_grad_scale(op, ps)
-    if scale != 1.0:
-        grad = grad * tf.cast(scale, grad.dtype)
-    return allgather(grad, ignore_name_scope=op.get_attr('ignore_name_scope'),
+    return allgather(_reducescatter_grad_scaled(op, grad, ps),
+                     ignore_name_scope=op.get_attr('ignore_name_scope'),
                      process_set=ps)
 
 
-def grouped_reducescatter(tensors, name=None, op=Average,
-                          prescale_factor=1.0, postscale_factor=1.0,
-                          ignore_name_scope=False,
-                          process_set=global_process_set):
-    """reducescatter of a list of tensors as one negotiated unit."""
+def _grouped_reducescatter(tensors, name=None, op=Sum,
+                           ignore_name_scope=False,
+                           process_set=global_process_set,
+                           prescale_factor=1.0, postscale_factor=1.0):
+    """_reducescatter of a list of tensors as one negotiated unit."""
     tensors = list(tensors)
     if name is None:
         name = _default_name("HorovodGroupedReducescatter", tensors)
@@ -336,10 +379,9 @@ def grouped_reducescatter(tensors, name=None, op=Average,
 @tf.RegisterGradient('HorovodGroupedReducescatter')
 def _grouped_reducescatter_grad(op, *grads):
     ps = _temp_process_set_object(op.get_attr('process_set_id'))
-    scale = _reducescatter_grad_scale(op, ps)
     ignore_name_scope = op.get_attr('ignore_name_scope')
     # One allgather each: TensorFlow may hand float32 zeros for some.
-    return [allgather(g * tf.cast(scale, g.dtype) if scale != 1.0 else g,
+    return [allgather(_reducescatter_grad_scaled(op, g, ps),
                       ignore_name_scope=ignore_name_scope, process_set=ps)
             for g in grads]
 

@@ -6,8 +6,9 @@ wrapped by horovod.tensorflow.keras.DistributedOptimizer."""
 import tensorflow as tf
 
 from horovod.tensorflow.compression import Compression
-from horovod.tensorflow.gradients import GradientAllreducer
-from horovod.tensorflow.mpi_ops import Average, global_process_set
+from horovod.tensorflow.gradients import (GradientAllreducer, LocalVariables,
+                                          resolve_groups)
+from horovod.tensorflow.mpi_ops import Adasum, Average, global_process_set
 
 _LegacyOptimizer = tf.compat.v1.train.Optimizer
 
@@ -16,12 +17,20 @@ class _DistributedOptimizer(_LegacyOptimizer):
     """Wraps a tf.compat.v1.train.Optimizer, allreducing its gradients
     before they are applied."""
 
-    def __init__(self, optimizer, name, use_locking, allreducer):
+    def __init__(self, optimizer, name, use_locking, allreducer,
+                 local_vars):
         if name is None:
             name = "Distributed{}".format(type(optimizer).__name__)
         super().__init__(name=name, use_locking=use_locking)
         self._optimizer = optimizer
         self._allreducer = allreducer
+        self._local_vars = local_vars
+
+    def register_local_var(self, var):
+        """Registers a variable as local to this rank: its gradient is not
+        allreduced (and is divided by the set size when
+        scale_local_gradients)."""
+        self._local_vars.register(var)
 
     def compute_gradients(self, *args, **kwargs):
         """The wrapped optimizer's compute_gradients(), each gradient
@@ -30,7 +39,8 @@ class _DistributedOptimizer(_LegacyOptimizer):
         if not gradients:
             return gradients
         grads, variables = zip(*gradients)
-        reduced = self._allreducer(list(grads), list(variables))
+        reduced = self._local_vars.reduce(self._allreducer, list(grads),
+                                          list(variables))
         return list(zip(reduced, variables))
 
     def apply_gradients(self, *args, **kwargs):
@@ -60,7 +70,8 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False,
                          backward_passes_per_step=1, op=Average,
                          gradient_predivide_factor=1.0,
                          average_aggregated_gradients=False, num_groups=0,
-                         groups=None, process_set=global_process_set):
+                         groups=None, process_set=global_process_set,
+                         scale_local_gradients=True):
     """Wraps an optimizer so that the gradients it applies are allreduced
     over process_set: a tf.compat.v1.train.Optimizer here, a Keras
     optimizer through horovod.tensorflow.keras.DistributedOptimizer.
@@ -74,9 +85,13 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False,
     (one grouped allreduce each); num_groups is its deprecated name.
     backward_passes_per_step and average_aggregated_gradients: Keras
     optimizers only (local accumulation before each allreduce).
+    Variables registered with register_local_var() keep their local
+    gradient, divided by the set size when scale_local_gradients.
     """
-    if num_groups and groups is None:
-        groups = num_groups
+    groups = resolve_groups(num_groups, groups)
+    if op == Adasum and average_aggregated_gradients:
+        raise ValueError("Adasum does not support "
+                         "average_aggregated_gradients == True")
     if _is_keras_optimizer(optimizer):
         import horovod.tensorflow.keras as hvd_keras
         return hvd_keras.DistributedOptimizer(
@@ -86,7 +101,8 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False,
             gradient_predivide_factor=gradient_predivide_factor, op=op,
             backward_passes_per_step=backward_passes_per_step,
             average_aggregated_gradients=average_aggregated_gradients,
-            groups=groups, process_set=process_set)
+            groups=groups, process_set=process_set,
+            scale_local_gradients=scale_local_gradients)
     if not isinstance(optimizer, _LegacyOptimizer):
         raise ValueError("Provided optimizer doesn't inherit from either "
                          "legacy TensorFlow or Keras optimizer: %s"
@@ -98,4 +114,6 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False,
         name or "Distributed{}".format(type(optimizer).__name__),
         device_dense, device_sparse, compression, sparse_as_dense, op,
         gradient_predivide_factor, groups, process_set)
-    return _DistributedOptimizer(optimizer, name, use_locking, allreducer)
+    return _DistributedOptimizer(
+        optimizer, name, use_locking, allreducer,
+        LocalVariables(process_set, scale_local_gradients))

@@ -11,7 +11,9 @@ Horovod as the plain optimizer, and with horovod's load_model() wrapped.
 import keras
 
 from horovod.tensorflow.compression import Compression
-from horovod.tensorflow.gradients import GradientAllreducer
+from horovod.tensorflow.gradient_tape import layers_variables
+from horovod.tensorflow.gradients import (GradientAllreducer, LocalVariables,
+                                          resolve_groups)
 from horovod.tensorflow.mpi_ops import Average, global_process_set
 
 
@@ -40,13 +42,20 @@ class _DistributedMixin:
                        compression=Compression.none, sparse_as_dense=False,
                        gradient_predivide_factor=1.0, op=Average,
                        groups=None, process_set=global_process_set,
-                       postscale_factor=1.0):
+                       postscale_factor=1.0, scale_local_gradients=True):
         self._hvd_allreducer = GradientAllreducer(
             "Distributed" + type(self).__name__, device_dense,
             device_sparse, compression, sparse_as_dense, op,
             gradient_predivide_factor, groups, process_set,
             postscale_factor=postscale_factor)
+        self._hvd_local = LocalVariables(process_set, scale_local_gradients)
         self._hvd_pending = _Pending()
+
+    def register_local_var(self, var):
+        """Registers a variable as local to this rank: its gradient is not
+        allreduced (and is divided by the set size when
+        scale_local_gradients)."""
+        self._hvd_local.register(var)
 
     def _backend_apply_gradients(self, grads, trainable_variables):
         # The variables of the gradients _clip_gradients() will see (after
@@ -61,8 +70,8 @@ class _DistributedMixin:
     def _clip_gradients(self, grads):
         # Called once per update, on the gradients about to be applied
         # (accumulated ones on an accumulation step's update).
-        grads = self._hvd_allreducer(list(grads),
-                                     self._hvd_pending.variables)
+        grads = self._hvd_local.reduce(self._hvd_allreducer, list(grads),
+                                       self._hvd_pending.variables)
         return super()._clip_gradients(grads)
 
 
@@ -89,7 +98,8 @@ def DistributedOptimizer(optimizer, name=None, device_dense='',
                          sparse_as_dense=False, gradient_predivide_factor=1.0,
                          op=Average, backward_passes_per_step=1,
                          average_aggregated_gradients=False, num_groups=0,
-                         groups=None, process_set=global_process_set):
+                         groups=None, process_set=global_process_set,
+                         scale_local_gradients=True):
     """A copy of a Keras optimizer (same class, same configuration, fresh
     state) that applies gradients allreduced over process_set.
 
@@ -103,14 +113,15 @@ def DistributedOptimizer(optimizer, name=None, device_dense='',
     applied; average_aggregated_gradients divides that sum by the count.
     groups: an int (that many fused groups) or a list of lists of variables
     (one grouped allreduce each); num_groups is its deprecated name.
+    Variables registered with register_local_var() keep their local
+    gradient, divided by the set size when scale_local_gradients.
     """
     if not isinstance(optimizer, keras.optimizers.Optimizer):
         raise ValueError(f"not a Keras optimizer: {optimizer!r}")
     if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
         raise ValueError("wrap the inner optimizer of a LossScaleOptimizer "
                          "(its gradients are allreduced after unscaling)")
-    if num_groups and groups is None:
-        groups = num_groups
+    groups = resolve_groups(num_groups, groups)
     config = optimizer.get_config()
     if name is not None:
         config["name"] = name
@@ -128,5 +139,34 @@ def DistributedOptimizer(optimizer, name=None, device_dense='',
     wrapped = cls.from_config(config)
     wrapped._hvd_configure(device_dense, device_sparse, compression,
                            sparse_as_dense, gradient_predivide_factor, op,
-                           groups, process_set, postscale_factor=postscale)
+                           groups, process_set, postscale_factor=postscale,
+                           scale_local_gradients=scale_local_gradients)
+    return wrapped
+
+
+def PartialDistributedOptimizer(optimizer, name=None, device_dense='',
+                                device_sparse='',
+                                compression=Compression.none,
+                                sparse_as_dense=False,
+                                gradient_predivide_factor=1.0, op=Average,
+                                backward_passes_per_step=1,
+                                average_aggregated_gradients=False,
+                                groups=None, process_set=global_process_set,
+                                local_layers=None,
+                                scale_local_gradients=True):
+    """DistributedOptimizer with the trainable variables of local_layers (a
+    Keras layer or a collection of them) registered as local variables
+    (model parallelism: their gradients are not allreduced)."""
+    local_variables = layers_variables(local_layers)
+    wrapped = DistributedOptimizer(
+        optimizer, name=name, device_dense=device_dense,
+        device_sparse=device_sparse, compression=compression,
+        sparse_as_dense=sparse_as_dense,
+        gradient_predivide_factor=gradient_predivide_factor, op=op,
+        backward_passes_per_step=backward_passes_per_step,
+        average_aggregated_gradients=average_aggregated_gradients,
+        groups=groups, process_set=process_set,
+        scale_local_gradients=scale_local_gradients)
+    for v in local_variables:
+        wrapped.register_local_var(v)
     return wrapped
