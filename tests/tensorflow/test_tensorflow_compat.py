@@ -442,3 +442,16 @@ def test_signatures_are_horovods():
     for fn, names in HOROVOD_SIGNATURES.items():
         got = list(inspect.signature(fn).parameters)
         assert got[:len(names.split())] == names.split(), fn.__qualname__
+
+
+def test_reducescatter_refuses_adasum_as_horovod():
+    # Horovod refuses Adasum on reducescatter at the call, on every rank,
+    # before anything is negotiated (so no rank is left waiting).
+    from horovod.common.exceptions import HorovodInternalError
+    t = tf.ones([4])
+    with pytest.raises(HorovodInternalError, match="only supports SUM"):
+        hvd.reducescatter(t, op=hvd.Adasum)
+    with pytest.raises(HorovodInternalError, match="only supports SUM"):
+        hvd.grouped_reducescatter([t, t], op=hvd.Adasum)
+    # The job goes on afterwards.
+    assert hvd.reducescatter(t, op=hvd.Sum).shape[0] == 4 // SIZE

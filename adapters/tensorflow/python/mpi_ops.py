@@ -223,22 +223,24 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
     a global rank (a member of the set), as in Horovod."""
     if name is None:
         name = _default_name("HorovodBroadcast", [tensor])
-    return MPI_LIB.horovod_broadcast(tensor, name=name, root_rank=root_rank,
+    root_in_set = _process_sets.root_in_set(process_set, root_rank)
+    return MPI_LIB.horovod_broadcast(tensor, name=name, root_rank=root_in_set,
                                      ignore_name_scope=ignore_name_scope,
                                      process_set_id=_set_id(process_set))
 
 
 @tf.RegisterGradient('HorovodBroadcast')
 def _broadcast_grad(op, grad):
-    """The gradient of a broadcast: the averaged gradient on the root (a
-    global rank, as root_rank is), zero elsewhere (as Horovod's)."""
-    root_rank = op.get_attr('root_rank')
+    """The gradient of a broadcast: the averaged gradient on the root, zero
+    elsewhere (as Horovod's). The op's root_rank is the root's rank in the
+    set (broadcast() translated Horovod's global rank)."""
+    root_in_set = op.get_attr('root_rank')
     ps = _temp_process_set_object(op.get_attr('process_set_id'))
     grad_reduced = _allreduce(
         grad, op=Average, ignore_name_scope=op.get_attr('ignore_name_scope'),
         process_set=ps)
     # The same ops on every rank, so later ops get the same names on all.
-    on_root = 1 if rank() == root_rank else 0
+    on_root = 1 if ps.rank() == root_in_set else 0
     return grad_reduced * tf.constant(on_root, grad_reduced.dtype)
 
 
@@ -328,6 +330,7 @@ def _reducescatter(tensor, name=None, op=Sum, ignore_name_scope=False,
     """Reduces `tensor` over the process set (a sum by default) and returns
     this rank's rows of the first dimension (rows / size each, one more on
     the first rows % size ranks)."""
+    _basics.check_reducescatter_op(op)
     if name is None:
         name = _default_name("HorovodReducescatter", [tensor])
     out = MPI_LIB.horovod_reducescatter(
@@ -365,6 +368,7 @@ def _grouped_reducescatter(tensors, name=None, op=Sum,
                            process_set=global_process_set,
                            prescale_factor=1.0, postscale_factor=1.0):
     """_reducescatter of a list of tensors as one negotiated unit."""
+    _basics.check_reducescatter_op(op)
     tensors = list(tensors)
     if name is None:
         name = _default_name("HorovodGroupedReducescatter", tensors)
