@@ -29,7 +29,7 @@ def single_rank_job(script, *args):
 
 
 def test_digits_accuracy_matches_one_rank():
-    args = ["--quiet"]
+    args = ["--quiet", "--epochs", "10"]
     reference = single_rank_job("mxnet_digits.py", *args) \
         if hvd.rank() == 0 else None
     accuracy = mxnet_digits.train(mxnet_digits.parse_args(args))

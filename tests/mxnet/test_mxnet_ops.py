@@ -280,6 +280,18 @@ def test_allgather_output_outlives_everything():
     assert np.array_equal(doubled, want)
 
 
+def test_allgather_output_is_the_cores_memory_until_freed():
+    import gc
+    from horovod.common import dlpack
+    before = len(dlpack._live)
+    out = hvd.allgather(mx.nd.ones((2,)) * RANK)
+    assert len(dlpack._live) == before + 1  # holds the core's handle
+    del out
+    mx.nd.waitall()  # MXNet frees arrays on its engine
+    gc.collect()
+    assert len(dlpack._live) == before
+
+
 def test_grouped_allgather():
     a = mx.nd.ones((RANK + 1, 2), dtype=np.int64) * RANK
     b = mx.nd.array([RANK] * 3, dtype=np.int64)
