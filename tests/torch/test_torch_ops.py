@@ -323,19 +323,19 @@ def test_allgather_output_outlives_handle():
 def test_allgather_output_is_the_cores_memory():
     # The output is the core's allocation handed over through DLPack; the
     # core's handle goes when torch frees the tensor.
-    from horovod.torch import _tensors
-    before = len(_tensors._live)
+    from horovod.common import dlpack
+    before = len(dlpack._live)
     out = hvd.allgather(torch.ones(4, 2))
     view = out[1:]
     del out
-    assert len(_tensors._live) == before + 1  # the view keeps it alive
+    assert len(dlpack._live) == before + 1  # the view keeps it alive
     assert torch.equal(view, torch.ones(4 * SIZE - 1, 2))
     del view
-    assert len(_tensors._live) == before
+    assert len(dlpack._live) == before
     a2a, _ = hvd.alltoall(torch.ones(SIZE, 3), splits=[1] * SIZE)
-    assert len(_tensors._live) == before + 1
+    assert len(dlpack._live) == before + 1
     del a2a
-    assert len(_tensors._live) == before
+    assert len(dlpack._live) == before
 
 
 def test_allgather_empty_rows():

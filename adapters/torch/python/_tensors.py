@@ -3,12 +3,12 @@ core's allocated outputs back to torch through DLPack (zero copy): the
 output keeps the core's handle alive until torch frees the tensor."""
 
 import ctypes
-import threading
 
 import torch
 import torch.utils.dlpack
 
 from horovod.common import _capi
+from horovod.common import dlpack as _dlpack
 
 _DL = {
     torch.uint8: (_capi.DL_UINT, 8),
@@ -85,84 +85,9 @@ def describe(tensor, slot, keep):
     slot.byte_offset = 0
 
 
-# ---- DLPack -----------------------------------------------------------------
+# ---- outputs the core allocated ---------------------------------------------
 
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
-                ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice),
-                ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    pass
-
-
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
-_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor),
-                             ("manager_ctx", ctypes.c_void_p),
-                             ("deleter", _DELETER)]
-
-_CAPSULE_NAME = b"dltensor"
-_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
-_PyCapsule_New.restype = ctypes.py_object
-_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-_KDL_CPU = 1
-
-# address of a live DLManagedTensor -> (it, its shape and strides, owner)
-_live = {}
-_live_lock = threading.Lock()
-
-
-class HandleOwner:
-    """Holds a finished core handle until the last tensor made from its
-    outputs is freed."""
-
-    def __init__(self, handle):
-        self._handle = handle
-        self._refs = 1  # the caller's, dropped by done()
-        self._lock = threading.Lock()
-
-    def ref(self):
-        with self._lock:
-            self._refs += 1
-
-    def unref(self):
-        with self._lock:
-            self._refs -= 1
-            last = self._refs == 0
-        if last and self._handle:
-            _capi.lib.hvd_release(self._handle)
-            self._handle = None
-
-    done = unref
-
-
-def _delete(managed_ptr):
-    # Called by torch (any thread, GIL taken by ctypes) when the tensor's
-    # storage goes; possibly late in interpreter teardown.
-    try:
-        key = ctypes.cast(managed_ptr, ctypes.c_void_p).value
-        with _live_lock:
-            entry = _live.pop(key, None)
-        if entry is not None:
-            entry[-1].unref()
-    except Exception:  # noqa: BLE001 - nothing may escape into torch
-        pass
-
-
-_deleter = _DELETER(_delete)
+HandleOwner = _dlpack.HandleOwner
 
 
 def from_core(out, dtype, owner):
@@ -177,31 +102,6 @@ def from_core(out, dtype, owner):
     # bool travels as bytes: older torch releases read no DLPack bool.
     wire = torch.uint8 if dtype == torch.bool else dtype
     code, bits = _DL[wire]
-    managed = _DLManagedTensor()
-    t = managed.dl_tensor
-    t.data = out.data
-    t.device.device_type = _KDL_CPU
-    t.device.device_id = 0
-    t.ndim = len(shape)
-    t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
-    dims = (ctypes.c_int64 * max(1, len(shape)))(*shape)
-    strides = (ctypes.c_int64 * max(1, len(shape)))()
-    step = 1
-    for i in reversed(range(len(shape))):
-        strides[i] = step
-        step *= shape[i]
-    t.shape = dims
-    t.strides = strides
-    t.byte_offset = out.byte_offset
-    managed.deleter = _deleter
-    key = ctypes.addressof(managed)
-    owner.ref()
-    with _live_lock:
-        _live[key] = (managed, dims, strides, owner)
-    try:
-        capsule = _PyCapsule_New(key, _CAPSULE_NAME, None)
-        tensor = torch.utils.dlpack.from_dlpack(capsule)
-    except BaseException:
-        _delete(ctypes.cast(key, ctypes.POINTER(_DLManagedTensor)))
-        raise
+    tensor = _dlpack.export_output(out, code, bits, owner,
+                                   torch.utils.dlpack.from_dlpack)
     return tensor.view(torch.bool) if dtype == torch.bool else tensor

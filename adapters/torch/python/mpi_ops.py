@@ -14,14 +14,14 @@ import torch
 
 from horovod.common import _capi
 from horovod.common import basics as _basics
-from horovod.common import process_sets as _process_sets
+from horovod.common import collective as _collective
 from horovod.common.basics import (  # noqa: F401  (the public API)
     Adasum, Average, Max, Min, Product, Sum, ccl_built, cross_rank,
     cross_size, cuda_built, ddl_built, gloo_built, gloo_enabled, init,
     is_homogeneous, is_initialized, local_rank, local_size, mpi_built,
     mpi_enabled, mpi_threads_supported, nccl_built, rank, rocm_built,
     shutdown, size, start_timeline, stop_timeline)
-from horovod.common.exceptions import HorovodInternalError
+from horovod.common.exceptions import HorovodInternalError  # noqa: F401
 from horovod.common.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, remove_process_set)
 from horovod.common.util import get_average_backwards_compatibility_fun
@@ -30,8 +30,6 @@ from horovod.torch.compression import Compression
 
 handle_average_backwards_compatibility = \
     get_average_backwards_compatibility_fun(_basics)
-
-_OP_SIZE = ctypes.sizeof(_capi.Op)
 
 # Horovod's handles are ints: handle -> _Pending.
 _handle_map = {}
@@ -56,24 +54,9 @@ def _new_handle():
         return next(_handle_counter)
 
 
-def _op_name(kind, name, process_set):
-    if name:
-        return f"{kind}.{name}"
-    n = _process_sets.next_unnamed(process_set.process_set_id)
-    return f"{kind}.noname.{n}"
-
-
-def _set_id(process_set):
-    if not isinstance(process_set, ProcessSet):
-        raise ValueError(f"process_set must be a ProcessSet, not "
-                         f"{type(process_set).__name__}")
-    if process_set.process_set_id is None:
-        raise ValueError(f"{process_set} is not registered: pass it to "
-                         f"hvd.init(process_sets=...) or add_process_set()")
-    if process_set.process_set_id != 0 and not process_set.included():
-        raise ValueError(f"this process (rank {_basics.rank()}) is not part "
-                         f"of {process_set}")
-    return process_set.process_set_id
+_op_name = _collective.op_name
+_set_id = _collective.set_id
+_wait = _collective.wait
 
 
 def _host(tensor):
@@ -94,41 +77,10 @@ def _host(tensor):
     return t
 
 
-def _enqueue(collective, name, inputs, outputs=None, process_set=None,
-             op=None, prescale=1.0, postscale=1.0, root=0, splits=None):
+def _enqueue(collective, name, inputs, outputs=None, **kwargs):
     """Starts one op on the core; returns its hvd_handle (c_void_p)."""
-    keep = []
-    o = _capi.Op()
-    o.struct_size = _OP_SIZE
-    o.collective = collective
-    o.name = name.encode() if name else None
-    o.process_set = _set_id(process_set or global_process_set)
-    o.tensor_count = len(inputs)
-    if inputs:
-        ins = (_capi.Tensor * len(inputs))()
-        for t, slot in zip(inputs, ins):
-            _tensors.describe(t, slot, keep)
-        o.inputs = ins
-    if outputs is not None:
-        outs = (_capi.Tensor * len(outputs))()
-        for t, slot in zip(outputs, outs):
-            _tensors.describe(t, slot, keep)
-        o.outputs = outs
-    if op is not None:
-        o.op = _basics.core_op(op)
-    o.prescale = float(prescale)
-    o.postscale = float(postscale)
-    o.root = int(root)
-    if splits is not None:
-        arr = (ctypes.c_int32 * len(splits))(*splits)
-        keep.append(arr)
-        o.splits = arr
-        o.split_count = len(splits)
-    core = ctypes.c_void_p()
-    status = _capi.lib.hvd_enqueue(ctypes.byref(o), ctypes.byref(core))
-    if status != _capi.OK:
-        _basics.raise_for_status(status, name)
-    return core
+    return _collective.enqueue(_tensors.describe, collective, name, inputs,
+                               outputs, **kwargs)
 
 
 def _start(collective, kind, name, inputs, finish, keep,
@@ -152,24 +104,6 @@ def poll(handle):
     if status != _capi.OK:
         _basics.raise_for_status(status, "poll")
     return bool(done.value)
-
-
-def _wait(core):
-    """Waits for the core handle (GIL released; Ctrl-C is seen every
-    second); raises HorovodInternalError when the op failed."""
-    done = ctypes.c_int32(0)
-    while True:
-        status = _capi.lib.hvd_wait(core, 1000)
-        if status != _capi.ERR_TIMEOUT:
-            break
-        _capi.lib.hvd_poll(core, ctypes.byref(done))
-        if done.value:
-            break
-    if status != _capi.OK:
-        message = (_capi.lib.hvd_handle_message(core) or b"").decode(
-            "utf-8", "replace") or _capi.status_name(status)
-        _capi.lib.hvd_release(core)
-        raise HorovodInternalError(message)
 
 
 def synchronize(handle):
@@ -416,11 +350,7 @@ def _gathered(tensors, single):
         try:
             out = []
             for i, t in enumerate(tensors):
-                desc = _capi.Tensor()
-                status = _capi.lib.hvd_handle_output(core, i,
-                                                     ctypes.byref(desc))
-                if status != _capi.OK:
-                    _basics.raise_for_status(status, "allgather output")
+                desc = _collective.output(core, i)
                 out.append(_back_to(t.device,
                                     _tensors.from_core(desc, t.dtype, owner)))
         finally:
@@ -612,12 +542,8 @@ def alltoall_async(tensor, splits=None, name=None,
         else torch.int32
 
     def finish(core):
-        count = ctypes.c_int32(0)
-        data = ctypes.POINTER(ctypes.c_int32)()
-        status = _capi.lib.hvd_handle_received_splits(
-            core, ctypes.byref(data), ctypes.byref(count))
-        received = torch.tensor(data[:count.value] if status == _capi.OK
-                                else [], dtype=splits_dtype)
+        received = torch.tensor(_collective.received_splits(core),
+                                dtype=splits_dtype)
         return gathered(core), received
 
     return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish, host,
@@ -819,14 +745,7 @@ def join(device=-1):
         raise ValueError("Horovod has not been initialized; use hvd.init().")
     core = _enqueue(_capi.COLL_JOIN, None, [])
     _wait(core)
-    try:
-        desc = _capi.Tensor()
-        status = _capi.lib.hvd_handle_output(core, 0, ctypes.byref(desc))
-        if status != _capi.OK:
-            _basics.raise_for_status(status, "join")
-        return ctypes.cast(desc.data, ctypes.POINTER(ctypes.c_int32))[0]
-    finally:
-        _capi.lib.hvd_release(core)
+    return _collective.join_result(core)
 
 
 def barrier(process_set=global_process_set):
