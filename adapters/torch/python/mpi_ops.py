@@ -15,6 +15,7 @@ import torch
 from horovod.common import _capi
 from horovod.common import basics as _basics
 from horovod.common import collective as _collective
+from horovod.common import process_sets as _process_sets
 from horovod.common.basics import (  # noqa: F401  (the public API)
     Adasum, Average, Max, Min, Product, Sum, ccl_built, cross_rank,
     cross_size, cuda_built, ddl_built, gloo_built, gloo_enabled, init,
