@@ -114,7 +114,13 @@ class Runtime {
   void start_diagnostics();  // from the configuration
   void mark_cycle(const ResponseList& list);
   void mark_negotiated(const ProcessSet& set, const Response& response);
-  void inspect_stalls();  // world rank 0; throws when the job must stop
+  // World rank 0: the stall inspector's verdict, into the list every rank
+  // receives; every rank then logs its warning and, when the job must
+  // stop, throws its failure.
+  void inspect_stalls(ResponseList& out);
+  void report_stalls(const ResponseList& list);
+  void note_submitted(const ProcessSet& set, int32_t set_rank,
+                      const Request& request);
   // The ranks whose requests for a cached tensor (its bit) have come.
   void mark_arrivals(const ProcessSet& set, const std::string& name,
                      const std::vector<RequestList>& lists, uint32_t bit);
@@ -159,6 +165,8 @@ class Runtime {
   // something moved.
   bool caller_step(std::chrono::steady_clock::time_point until);
   void wait_for_next_cycle();
+  // cycle_time, longer while rounds negotiate nothing (runtime_progress.cc).
+  std::chrono::nanoseconds cycle_interval() const;
   void throw_if_peer_failed();
   bool drive();  // executor progress; reports fatal data-path errors
   // The data path inside a round over the control plane: another rank may
@@ -176,6 +184,9 @@ class Runtime {
   void apply_cache(ResponseList& list);
   // A set change negotiated on set 0, at its place in the response list.
   void apply_set_change(const Response& response);
+  // Waits for a set change's handle (released) and returns its int32
+  // output; throws hvd::Error naming `call` when the change failed.
+  int32_t wait_for_set_change(hvd_handle_s* handle, const char* call);
   void fail_set_ops(ProcessSet* set, const std::string& message);
   void mark_queued(ProcessSet& set, const Response& response);
   // Ops submitted here wait in negotiation for other ranks.
@@ -233,6 +244,7 @@ class Runtime {
   std::chrono::nanoseconds stall_fallback_{};
   bool stall_check_ = false;
   uint64_t control_rounds_ = 0, bit_rounds_ = 0;  // cycles of each kind
+  uint64_t idle_rounds_ = 0;  // rounds in a row that negotiated nothing
   // No response above kQuietBytes has run since a round over the control
   // plane found every rank's data path idle: cache bits would not wait
   // behind a large transfer on any connection. The same on every rank.

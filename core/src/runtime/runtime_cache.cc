@@ -101,7 +101,7 @@ void Runtime::coordinate_cached(const std::vector<RequestList>& lists,
         for (int32_t k = 0; k < set.size(); ++k) {
           if (test_bit(lists[set.world_ranks[k]].cache_hits, bit)) {
             stall_->submitted(set.id, set.world_ranks, cached.entries[0].name,
-                              k, now);
+                              k, now, collective_name(cached.collective));
           }
         }
       }
