@@ -28,7 +28,8 @@ const std::vector<KeySpec>& schema() {
       {"runtime.cycle_time", T::Duration, R"("1ms")", "HOROVOD_CYCLE_TIME",
        E::Milliseconds, kShared, kCore, "",
        "How long the background thread gathers ready tensors before each "
-       "negotiation round."},
+       "negotiation round. Rounds that negotiate nothing come ever less "
+       "often, up to 16 ms apart, so an idle or waiting rank sleeps."},
       {"runtime.cache_capacity", T::Int, "1024", "HOROVOD_CACHE_CAPACITY",
        E::Native, kShared, kCore, "",
        "Responses remembered by the response cache, so tensors seen before "

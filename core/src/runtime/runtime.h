@@ -6,7 +6,9 @@
 // ops that became ready here (ControlPlane::gather to world rank 0), the
 // coordinator answers with responses (ControlPlane::broadcast), every rank
 // executes them in that order, then it drives the data path until the next
-// cycle, waking early for a new op when nothing else is pending. A cycle in
+// cycle, waking early for a new op when nothing else is pending (cycles
+// that negotiate nothing come ever less often, up to 16 ms apart: see
+// cycle_interval in runtime_progress.cc). A cycle in
 // which every rank's ready ops are in the response cache skips the control
 // plane: the ranks AND their cache bits over the data path instead
 // (runtime_cache_sync.cc). A dead rank (the control plane's failure, or a
