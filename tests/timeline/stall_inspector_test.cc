@@ -139,8 +139,7 @@ TEST(StallInspector, AJoinedRankIsNotMissingAndAJoinCanStall) {
   EXPECT_NE(w.find("join: missing ranks 0, 1 (joined by ranks 2"),
             std::string::npos)
       << w;
-  EXPECT_NE(w.find("rank 0 waits in allreduce 'grad'"), std::string::npos)
-      << w;
+  EXPECT_NE(w.find("rank 0 waits in allreduce 'grad'"), std::string::npos) << w;
   s.joins_resolved(0);
   s.resolved(0, "grad");
   EXPECT_EQ(s.pending(), 0u);

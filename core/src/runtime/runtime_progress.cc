@@ -165,8 +165,8 @@ bool Runtime::caller_step(std::chrono::steady_clock::time_point until) {
 }
 
 std::chrono::nanoseconds Runtime::cycle_interval() const {
-  const int doublings = static_cast<int>(std::min<uint64_t>(
-      idle_rounds_ / kIdleRoundsPerStep, kIdleDoublingsMax));
+  const int doublings = static_cast<int>(
+      std::min<uint64_t>(idle_rounds_ / kIdleRoundsPerStep, kIdleDoublingsMax));
   if (doublings == 0) return cycle_time_;
   return std::max<std::chrono::nanoseconds>(
       cycle_time_, std::min<std::chrono::nanoseconds>(

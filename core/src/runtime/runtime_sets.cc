@@ -51,9 +51,9 @@ int32_t Runtime::wait_for_set_change(hvd_handle_s* handle, const char* call) {
                                         [&] { return handle->done; })) {
       lock.unlock();
       unref_handle(handle);
-      throw Error(HVD_ERR_INTERNAL,
-                  std::string(call) + ": the runtime stopped without "
-                                      "finishing the change");
+      throw Error(HVD_ERR_INTERNAL, std::string(call) +
+                                        ": the runtime stopped without "
+                                        "finishing the change");
     }
   }
   hvd_status status = handle->status;

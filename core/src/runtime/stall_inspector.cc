@@ -47,8 +47,7 @@ StallInspector::Waiting& StallInspector::note(
 void StallInspector::submitted(int32_t id,
                                const std::vector<int32_t>& world_ranks,
                                const std::string& name, int32_t set_rank,
-                               Clock::time_point now,
-                               const std::string& call) {
+                               Clock::time_point now, const std::string& call) {
   Waiting& w = note(id, world_ranks, name, now);
   if (w.call.empty()) w.call = call;
   if (set_rank >= 0 && static_cast<size_t>(set_rank) < w.present.size()) {
@@ -95,8 +94,9 @@ std::string StallInspector::whereabouts(int32_t world) const {
   }
   std::string text = "rank " + std::to_string(world);
   if (ops.empty()) {
-    return text + " has submitted nothing that waits (still computing, "
-                  "finished, or failed)";
+    return text +
+           " has submitted nothing that waits (still computing, "
+           "finished, or failed)";
   }
   text += " waits in ";
   size_t shown = 0;
@@ -125,8 +125,8 @@ std::string StallInspector::describe(int32_t id, const Set& set,
   std::string missing, ready, joined;
   std::vector<int32_t> missing_ranks;
   for (size_t k = 0; k < w.present.size(); ++k) {
-    const bool has_joined = joins && k < joins->present.size() &&
-                            joins->present[k];
+    const bool has_joined =
+        joins && k < joins->present.size() && joins->present[k];
     std::string& list = w.present[k] ? ready : has_joined ? joined : missing;
     list += (list.empty() ? "" : ", ") + std::to_string(world(k));
     if (!w.present[k] && !has_joined) missing_ranks.push_back(world(k));
