@@ -82,6 +82,7 @@ PendingOp* Executor::take(ProcessSet* set, const std::string& name,
   }
   PendingOp* op = it->second;
   set->negotiating.erase(it);
+  op->state = OpState::kRunning;
   return op;
 }
 

@@ -479,6 +479,7 @@ void Runtime::gather_requests() {
                       timeline::negotiate_phase(op->collective()));
     }
     if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
+    op->state = OpState::kNegotiating;
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;
     } else {
@@ -488,7 +489,7 @@ void Runtime::gather_requests() {
         op->collective() != HVD_COLL_JOIN &&
         op->collective() != HVD_COLL_BARRIER &&
         op->collective() != HVD_COLL_ALLTOALL) {
-      op->awaiting_cache = true;
+      op->state = OpState::kAwaitingCacheBits;
       cached_waiting_.push_back(op);
       continue;
     }

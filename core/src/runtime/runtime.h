@@ -294,7 +294,7 @@ class Runtime {
   std::exception_ptr round_error_;   // the data path threw it in a round
   std::vector<PendingOp*> incoming_;
   std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
-  std::vector<PendingOp*> cached_waiting_;  // ready, awaiting_cache
+  std::vector<PendingOp*> cached_waiting_;  // kAwaitingCacheBits
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;
   std::vector<size_t> candidates_;

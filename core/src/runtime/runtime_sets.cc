@@ -228,7 +228,7 @@ bool Runtime::awaiting_others() const {
 void Runtime::mark_queued(ProcessSet& set, const Response& response) {
   for (const Entry& e : response.entries) {
     auto it = set.negotiating.find(e.name);
-    if (it != set.negotiating.end()) it->second->queued = true;
+    if (it != set.negotiating.end()) it->second->state = OpState::kQueued;
   }
 }
 
@@ -242,7 +242,7 @@ void Runtime::fail_set_ops(ProcessSet* set, const std::string& message) {
   };
   std::vector<PendingOp*> doomed;
   for (auto it = set->negotiating.begin(); it != set->negotiating.end();) {
-    if (it->second->queued) {
+    if (it->second->state == OpState::kQueued) {
       ++it;
       continue;
     }
