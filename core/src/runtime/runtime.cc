@@ -521,7 +521,9 @@ void Runtime::control_round() {
 }
 
 void Runtime::run_responses(ResponseList& list) {
-  idle_rounds_ = list.responses.empty() ? idle_rounds_ + 1 : 0;
+  // Idle: nothing negotiated, nothing running (runtime_progress.cc).
+  idle_rounds_ =
+      list.responses.empty() && executor_->idle() ? idle_rounds_ + 1 : 0;
   apply_cache(list);
   apply_tuning(list);
   if (timeline_.on()) mark_cycle(list);

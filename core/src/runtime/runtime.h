@@ -246,7 +246,8 @@ class Runtime {
   std::chrono::nanoseconds stall_fallback_{};
   bool stall_check_ = false;
   uint64_t control_rounds_ = 0, bit_rounds_ = 0;  // cycles of each kind
-  uint64_t idle_rounds_ = 0;  // rounds in a row that negotiated nothing
+  // Rounds in a row that negotiated nothing while the data path was idle.
+  uint64_t idle_rounds_ = 0;
   // No response above kQuietBytes has run since a round over the control
   // plane found every rank's data path idle: cache bits would not wait
   // behind a large transfer on any connection. The same on every rank.

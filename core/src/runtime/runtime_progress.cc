@@ -41,14 +41,15 @@ std::chrono::steady_clock::time_point from_ns(int64_t ns) {
 }
 
 // An idle job slows its rounds down: every kIdleRoundsPerStep rounds in a
-// row that negotiated nothing double the time between them, up to
-// kIdleCycleMax. Rounds are collective, so a rank that waits for a late
-// peer (it goes on to the next round at once) completes one only as often
-// as the idle peer comes, and sleeps in between: at cycle_time each round
-// costs it a few tens of microseconds (the spin before the sleep, the
-// system calls), 5-10% of a core at 1 ms. The first op after a long idle
-// time waits at most kIdleCycleMax for ranks that have nothing of their
-// own to submit; a rank submitting an op starts a round at once.
+// row that negotiated nothing while the data path was idle double the time
+// between them, up to kIdleCycleMax. Rounds are collective, so a rank that
+// waits for a late peer (it goes on to the next round at once) completes
+// one only as often as the idle peer comes, and sleeps in between: at
+// cycle_time each round costs it a few tens of microseconds (the spin
+// before the sleep, the system calls), 5-10% of a core at 1 ms. The first
+// op after a long idle time waits at most kIdleCycleMax for ranks that
+// have nothing of their own to submit; a rank submitting an op starts a
+// round at once.
 constexpr uint64_t kIdleRoundsPerStep = 16;
 constexpr int kIdleDoublingsMax = 4;
 constexpr auto kIdleCycleMax = std::chrono::milliseconds(16);
