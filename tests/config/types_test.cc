@@ -17,7 +17,8 @@ TEST(ConfigTypes, DefaultsWithoutAFile) {
   EXPECT_EQ(config.get_int("runtime.cache_capacity"), 1024);
   EXPECT_EQ(config.get_duration("runtime.spin_time"), nanoseconds(50000));
   EXPECT_TRUE(config.get_bool("stall_check.enabled"));
-  EXPECT_EQ(config.get_duration("stall_check.shutdown_time"), nanoseconds(0));
+  EXPECT_EQ(config.get_duration("stall_check.shutdown_time"),
+            std::chrono::minutes(30));
   EXPECT_EQ(config.get_string("log.level"), "warning");
   EXPECT_EQ(config.get_string("bootstrap.backend"), "auto");
   EXPECT_EQ(config.get_strings("transport.intra"),

@@ -38,7 +38,7 @@ for r in range(3):
                     r"rank %d of 3" % (r, r, r), out, re.M),
           "rank %d's log line does not name it (or carries a time)" % r)
 warning = re.compile(r"^\[0\]<stderr>:\[WARNING horovod rank 0\] stall "
-                     r"inspector: one or more tensors.* for more than 1\.0 s",
+                     r"inspector: one or more ops.* for more than 1\.0 s",
                      re.M)
 check(warning.search(out), "rank 0 logged no stall warning")
 for name in ("stalled.fresh", "stalled.cached"):

@@ -61,7 +61,10 @@ TEST(StallInspector, ShutsDownAfterTheShutdownTime) {
   v = s.check(t0 + 6s);
   EXPECT_NE(v.shutdown.find("'late': missing ranks 1, 2, 3"), std::string::npos)
       << v.shutdown;
-  EXPECT_EQ(v.shutdown.find("'fine'"), std::string::npos) << v.shutdown;
+  // Waiting, not yet for the shutdown time: listed after the others.
+  EXPECT_GT(v.shutdown.find("'fine'"), v.shutdown.find("also waiting:"))
+      << v.shutdown;
+  EXPECT_NE(v.shutdown.find("also waiting:"), std::string::npos);
   EXPECT_NE(v.shutdown.find("stall_check.shutdown_time"), std::string::npos);
 }
 
@@ -87,6 +90,59 @@ TEST(StallInspector, ForgetsARemovedProcessSet) {
   std::string w = s.check(t0 + 2s).warning;
   EXPECT_EQ(w.find("'gone'"), std::string::npos) << w;
   EXPECT_NE(w.find("'kept'"), std::string::npos) << w;
+}
+
+TEST(StallInspector, SaysWhereEachMissingRankIs) {
+  // Rank 0 removes a set while rank 1 waits in a barrier: each op names
+  // the call the other rank is in.
+  StallInspector s(1s, 3s);
+  Clock::time_point t0 = Clock::now();
+  const std::vector<int32_t> two = {0, 1};
+  s.submitted(0, two, "hvd.process_set.remove.0", 0, t0,
+              "hvd_remove_process_set(1)");
+  s.submitted(0, two, "barrier.0", 1, t0, "barrier");
+  StallInspector::Verdict v = s.check(t0 + 4s);
+  EXPECT_NE(v.shutdown.find("hvd_remove_process_set(1) "
+                            "'hvd.process_set.remove.0': missing ranks 1 "
+                            "(submitted by ranks 0, waiting 4.0 s); rank 1 "
+                            "waits in barrier 'barrier.0'"),
+            std::string::npos)
+      << v.shutdown;
+  EXPECT_NE(v.shutdown.find("barrier 'barrier.0': missing ranks 0 (submitted "
+                            "by ranks 1, waiting 4.0 s); rank 0 waits in "
+                            "hvd_remove_process_set(1)"),
+            std::string::npos)
+      << v.shutdown;
+}
+
+TEST(StallInspector, NamesARankThatSubmittedNothing) {
+  StallInspector s(1s, 0s);
+  Clock::time_point t0 = Clock::now();
+  s.submitted(0, {0, 1}, "x", 0, t0, "allreduce");
+  std::string w = s.check(t0 + 2s).warning;
+  EXPECT_NE(w.find("rank 1 has submitted nothing that waits"),
+            std::string::npos)
+      << w;
+}
+
+TEST(StallInspector, AJoinedRankIsNotMissingAndAJoinCanStall) {
+  StallInspector s(1s, 0s);
+  Clock::time_point t0 = Clock::now();
+  const std::vector<int32_t> three = {0, 1, 2};
+  s.joined(0, three, 2, t0);
+  s.submitted(0, three, "grad", 0, t0, "allreduce");
+  std::string w = s.check(t0 + 2s).warning;
+  EXPECT_NE(w.find("allreduce 'grad': missing ranks 1 (submitted by ranks 0; "
+                   "joined: ranks 2"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("join: missing ranks 0, 1 (joined by ranks 2"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("rank 0 waits in allreduce 'grad'"), std::string::npos) << w;
+  s.joins_resolved(0);
+  s.resolved(0, "grad");
+  EXPECT_EQ(s.pending(), 0u);
 }
 
 }  // namespace

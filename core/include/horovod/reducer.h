@@ -82,10 +82,10 @@ typedef struct hvd_p2p_api {
    * through native_test() below. */
   const hvd_transport_collectives* (*native)(hvd_p2p* p, hvd_coll_comm** comm);
 
-  /* Optional. A pointer to the peer's copy of the task's buffer `which`
-   * (0: send, 1: recv) when it is mapped into this process (shared memory),
-   * so a reducer may reduce straight out of it; NULL otherwise. Valid until
-   * the task is freed; synchronisation is the reducer's (use messages). */
+  /* Optional. The peer's copy of the task's buffer `which` (0: send, 1:
+   * recv) when mapped here (shm), valid until the task is freed; else NULL.
+   * NOT OFFERED by this 1.x core (always NULL); planned to move to an
+   * extension in 2.0 (docs/abi.md, "Planned for 2.0"). */
   const void* (*peer_buffer)(hvd_p2p* p, int32_t peer, int32_t which);
 
   /* Since 1.1 (check HVD_HAS_FIELD(api, hvd_p2p_api, collective); NULL: not

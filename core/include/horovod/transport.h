@@ -140,10 +140,10 @@ typedef struct hvd_transport_api {
    * `peer`; later calls fail the same way. */
   hvd_status (*abort)(hvd_transport* t, hvd_status reason, int32_t peer);
 
-  /* Optional one-sided memory (HVD_TRANSPORT_ONE_SIDED). mem_alloc places
-   * memory where a peer can reach it (a shared segment for shm,
-   * ncclMemAlloc for NCCL) and registers it. mr_export writes a key a peer
-   * passes to mr_import. */
+  /* Optional one-sided memory (HVD_TRANSPORT_ONE_SIDED): mem_alloc places
+   * memory a peer can reach and registers it; mr_export keys mr_import.
+   * NOT CALLED by this 1.x core (mem_alloc to iget); planned to move to an
+   * extension in 2.0 (docs/abi.md, "Planned for 2.0"). */
   hvd_status (*mem_alloc)(hvd_transport* t, size_t bytes, hvd_device device,
                           void** ptr, hvd_mr** mr);
   hvd_status (*mem_free)(hvd_transport* t, void* ptr, hvd_mr* mr);

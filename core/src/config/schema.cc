@@ -28,7 +28,8 @@ const std::vector<KeySpec>& schema() {
       {"runtime.cycle_time", T::Duration, R"("1ms")", "HOROVOD_CYCLE_TIME",
        E::Milliseconds, kShared, kCore, "",
        "How long the background thread gathers ready tensors before each "
-       "negotiation round."},
+       "negotiation round. Rounds that negotiate nothing come ever less "
+       "often, up to 16 ms apart, so an idle or waiting rank sleeps."},
       {"runtime.cache_capacity", T::Int, "1024", "HOROVOD_CACHE_CAPACITY",
        E::Native, kShared, kCore, "",
        "Responses remembered by the response cache, so tensors seen before "
@@ -91,10 +92,12 @@ const std::vector<KeySpec>& schema() {
       {"stall_check.warning_time", T::Duration, R"("60s")",
        "HOROVOD_STALL_CHECK_TIME_SECONDS", E::Native, kShared, kCore, "",
        "How long a tensor may wait for the other ranks before the warning."},
-      {"stall_check.shutdown_time", T::Duration, R"("0s")",
+      {"stall_check.shutdown_time", T::Duration, R"("30min")",
        "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", E::Native, kShared, kCore, "",
-       "How long a stalled tensor may wait before the job stops with an "
-       "error; \"0s\": never."},
+       "How long a stalled op may wait before the job stops on every rank "
+       "with an error naming it; \"0s\": never. The default ends a "
+       "deadlocked job within the half hour yet outlasts any one rank's "
+       "long evaluation or checkpoint."},
 
       {"log.level", T::String, R"("warning")", "HOROVOD_LOG_LEVEL", E::Native,
        kPerRank, kCore, "trace|debug|info|warning|error|fatal",

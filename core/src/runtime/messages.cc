@@ -90,6 +90,8 @@ void encode(const ResponseList& list, std::vector<uint8_t>& out) {
   w.put(list.fusion_threshold);
   w.put(list.cycle_time_ns);
   w.put_string(list.reducer);
+  w.put_string(list.stall_warning);
+  w.put_string(list.stall_failure);
   w.put<uint32_t>(static_cast<uint32_t>(list.responses.size()));
   for (const Response& p : list.responses) {
     w.put<uint8_t>(!p.cache_bits.empty());
@@ -134,6 +136,8 @@ ResponseList decode_responses(const std::vector<uint8_t>& in) {
   list.fusion_threshold = r.get<uint64_t>();
   list.cycle_time_ns = r.get<int64_t>();
   list.reducer = r.get_string();
+  list.stall_warning = r.get_string();
+  list.stall_failure = r.get_string();
   uint32_t n = r.get<uint32_t>();
   list.responses.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {

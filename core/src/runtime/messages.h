@@ -103,6 +103,10 @@ struct ResponseList {
   uint64_t fusion_threshold = 0;
   int64_t cycle_time_ns = 0;
   std::string reducer;  // preferred where it can run; "": the planner's
+  // The stall inspector's words (world rank 0's), for every rank to log;
+  // a failure ends the job on every rank with it.
+  std::string stall_warning;
+  std::string stall_failure;
   std::vector<Response> responses;
 };
 

@@ -15,6 +15,16 @@
 
 namespace hvd::runtime {
 
+// Where an op is on this rank, from hvd_enqueue until its handle is done
+// (the op is then freed).
+enum class OpState {
+  kWaitingForInputs,   // enqueued; its adapter or ready event says not yet
+  kNegotiating,        // its request goes to the coordinator
+  kAwaitingCacheBits,  // offered by its response cache bit each round
+  kQueued,             // a response for it waits in the executor's queue
+  kRunning,            // the executor runs its response
+};
+
 struct PendingOp {
   hvd_handle_s* handle = nullptr;
   Request request;  // collective, name, set, dtype, shapes, op, root...
@@ -28,14 +38,12 @@ struct PendingOp {
   void* adapter_op = nullptr;
   hvd_event ready_event = nullptr;
   hvd_stream stream = nullptr;  // where device memory is copied (staging)
-  // Ready, and offered to negotiation by its response cache bit each cycle
-  // until a cached response runs it (or the cache no longer has it).
-  bool awaiting_cache = false;
+  // kAwaitingCacheBits until a cached response runs it (or the cache no
+  // longer has it: kNegotiating); a queued op is left to run when its
+  // process set is removed.
+  OpState state = OpState::kWaitingForInputs;
   // When it entered negotiation on this rank.
   std::chrono::steady_clock::time_point negotiating_since{};
-  // A response for it is in the executor's queue (so removing its process
-  // set leaves it to run).
-  bool queued = false;
 
   const std::string& name() const { return request.name; }
   hvd_collective collective() const { return request.collective; }

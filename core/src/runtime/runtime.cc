@@ -479,6 +479,7 @@ void Runtime::gather_requests() {
                       timeline::negotiate_phase(op->collective()));
     }
     if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
+    op->state = OpState::kNegotiating;
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;
     } else {
@@ -488,7 +489,7 @@ void Runtime::gather_requests() {
         op->collective() != HVD_COLL_JOIN &&
         op->collective() != HVD_COLL_BARRIER &&
         op->collective() != HVD_COLL_ALLTOALL) {
-      op->awaiting_cache = true;
+      op->state = OpState::kAwaitingCacheBits;
       cached_waiting_.push_back(op);
       continue;
     }
@@ -509,16 +510,20 @@ void Runtime::control_round() {
     ResponseList list;
     coordinate(gathered, list);
     if (autotuner_) tune(list, true);
+    if (stall_) inspect_stalls(list);
     encode(list, response_bytes_);
-    if (stall_) inspect_stalls();
   }
   std::vector<uint8_t> in = control_->broadcast(response_bytes_, meanwhile);
   ResponseList list = decode_responses(in);
+  report_stalls(list);
   data_path_quiet_ = !list.busy;
   run_responses(list);
 }
 
 void Runtime::run_responses(ResponseList& list) {
+  // Idle: nothing negotiated, nothing running (runtime_progress.cc).
+  idle_rounds_ =
+      list.responses.empty() && executor_->idle() ? idle_rounds_ + 1 : 0;
   apply_cache(list);
   apply_tuning(list);
   if (timeline_.on()) mark_cycle(list);
@@ -567,11 +572,7 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
                         ", which it is not a member of");
       }
       if (timeline_.on()) timeline_.arrived(timeline_.intern(q.name), r);
-      if (stall_) {
-        stall_->submitted(set->id, set->world_ranks, q.name,
-                          set->rank_of_world[r],
-                          std::chrono::steady_clock::now());
-      }
+      if (stall_) note_submitted(*set, set->rank_of_world[r], q);
       set->coordinator->submit(set->rank_of_world[r], std::move(q));
     }
   }
@@ -580,6 +581,7 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
     if (ready.empty()) continue;
     if (stall_) {
       for (const Response& r : ready) {
+        if (r.kind == ResponseKind::kJoin) stall_->joins_resolved(set->id);
         for (const Entry& e : r.entries) stall_->resolved(set->id, e.name);
       }
     }

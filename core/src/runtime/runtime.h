@@ -6,7 +6,9 @@
 // ops that became ready here (ControlPlane::gather to world rank 0), the
 // coordinator answers with responses (ControlPlane::broadcast), every rank
 // executes them in that order, then it drives the data path until the next
-// cycle, waking early for a new op when nothing else is pending. A cycle in
+// cycle, waking early for a new op when nothing else is pending (cycles
+// that negotiate nothing come ever less often, up to 16 ms apart: see
+// cycle_interval in runtime_progress.cc). A cycle in
 // which every rank's ready ops are in the response cache skips the control
 // plane: the ranks AND their cache bits over the data path instead
 // (runtime_cache_sync.cc). A dead rank (the control plane's failure, or a
@@ -114,7 +116,13 @@ class Runtime {
   void start_diagnostics();  // from the configuration
   void mark_cycle(const ResponseList& list);
   void mark_negotiated(const ProcessSet& set, const Response& response);
-  void inspect_stalls();  // world rank 0; throws when the job must stop
+  // World rank 0: the stall inspector's verdict, into the list every rank
+  // receives; every rank then logs its warning and, when the job must
+  // stop, throws its failure.
+  void inspect_stalls(ResponseList& out);
+  void report_stalls(const ResponseList& list);
+  void note_submitted(const ProcessSet& set, int32_t set_rank,
+                      const Request& request);
   // The ranks whose requests for a cached tensor (its bit) have come.
   void mark_arrivals(const ProcessSet& set, const std::string& name,
                      const std::vector<RequestList>& lists, uint32_t bit);
@@ -159,6 +167,8 @@ class Runtime {
   // something moved.
   bool caller_step(std::chrono::steady_clock::time_point until);
   void wait_for_next_cycle();
+  // cycle_time, longer while rounds negotiate nothing (runtime_progress.cc).
+  std::chrono::nanoseconds cycle_interval() const;
   void throw_if_peer_failed();
   bool drive();  // executor progress; reports fatal data-path errors
   // The data path inside a round over the control plane: another rank may
@@ -176,6 +186,9 @@ class Runtime {
   void apply_cache(ResponseList& list);
   // A set change negotiated on set 0, at its place in the response list.
   void apply_set_change(const Response& response);
+  // Waits for a set change's handle (released) and returns its int32
+  // output; throws hvd::Error naming `call` when the change failed.
+  int32_t wait_for_set_change(hvd_handle_s* handle, const char* call);
   void fail_set_ops(ProcessSet* set, const std::string& message);
   void mark_queued(ProcessSet& set, const Response& response);
   // Ops submitted here wait in negotiation for other ranks.
@@ -233,6 +246,8 @@ class Runtime {
   std::chrono::nanoseconds stall_fallback_{};
   bool stall_check_ = false;
   uint64_t control_rounds_ = 0, bit_rounds_ = 0;  // cycles of each kind
+  // Rounds in a row that negotiated nothing while the data path was idle.
+  uint64_t idle_rounds_ = 0;
   // No response above kQuietBytes has run since a round over the control
   // plane found every rank's data path idle: cache bits would not wait
   // behind a large transfer on any connection. The same on every rank.
@@ -280,7 +295,7 @@ class Runtime {
   std::exception_ptr round_error_;   // the data path threw it in a round
   std::vector<PendingOp*> incoming_;
   std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
-  std::vector<PendingOp*> cached_waiting_;  // ready, awaiting_cache
+  std::vector<PendingOp*> cached_waiting_;  // kAwaitingCacheBits
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;
   std::vector<size_t> candidates_;

@@ -49,7 +49,7 @@ void Runtime::offer_cached() {
       case ResponseCache::Lookup::kMiss:
         break;
     }
-    op->awaiting_cache = false;
+    op->state = OpState::kNegotiating;
     requests_.requests.push_back(op->request);
   }
   cached_waiting_.resize(kept);
@@ -101,7 +101,7 @@ void Runtime::coordinate_cached(const std::vector<RequestList>& lists,
         for (int32_t k = 0; k < set.size(); ++k) {
           if (test_bit(lists[set.world_ranks[k]].cache_hits, bit)) {
             stall_->submitted(set.id, set.world_ranks, cached.entries[0].name,
-                              k, now);
+                              k, now, collective_name(cached.collective));
           }
         }
       }
@@ -151,7 +151,7 @@ void Runtime::apply_cache(ResponseList& list) {
     if (!set || !set->member()) continue;
     for (const Entry& e : r.entries) {
       auto it = set->negotiating.find(e.name);
-      if (it != set->negotiating.end()) it->second->awaiting_cache = false;
+      if (it != set->negotiating.end()) it->second->state = OpState::kQueued;
     }
   }
   for (uint32_t bit : list.cache_erase) cache_->erase(bit);
@@ -161,7 +161,9 @@ void Runtime::apply_cache(ResponseList& list) {
   // Ops a cached response now runs are the executor's.
   cached_waiting_.erase(
       std::remove_if(cached_waiting_.begin(), cached_waiting_.end(),
-                     [](PendingOp* op) { return !op->awaiting_cache; }),
+                     [](PendingOp* op) {
+                       return op->state != OpState::kAwaitingCacheBits;
+                     }),
       cached_waiting_.end());
 }
 

@@ -63,7 +63,8 @@ uint64_t Runtime::reasons_to_negotiate() const {
     if (set->join) reasons |= kJoined;
     if (!stall_check_ || (reasons & kLongWait)) continue;
     for (const auto& [name, op] : set->negotiating) {
-      if (!op->queued && now - op->negotiating_since > stall_fallback_) {
+      if (op->state != OpState::kQueued &&
+          now - op->negotiating_since > stall_fallback_) {
         reasons |= kLongWait;
         break;
       }

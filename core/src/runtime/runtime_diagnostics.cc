@@ -78,16 +78,42 @@ void Runtime::mark_arrived(const ProcessSet& set, const std::string& name) {
   for (int32_t world : set.world_ranks) timeline_.arrived(row, world);
 }
 
-void Runtime::inspect_stalls() {
-  StallInspector::Verdict v = stall_->check(std::chrono::steady_clock::now());
-  if (!v.warning.empty()) {
-    HVD_LOG(WARNING) << v.warning;
+void Runtime::note_submitted(const ProcessSet& set, int32_t set_rank,
+                             const Request& q) {
+  const auto now = std::chrono::steady_clock::now();
+  if (q.collective == HVD_COLL_JOIN) {
+    stall_->joined(set.id, set.world_ranks, set_rank, now);
+    return;
   }
-  if (v.shutdown.empty()) return;
-  // Every rank fails with the message (the control plane logs it), not
-  // only this one.
-  control_->report_failure(rank_, v.shutdown);
-  throw Error(HVD_ERR_ABORTED, v.shutdown);
+  std::string call = collective_name(q.collective);
+  if (q.set_change != SetChange::kNone) {
+    call = q.set_change == SetChange::kAdd ? "hvd_add_process_set("
+                                           : "hvd_remove_process_set(";
+    const std::vector<int64_t> payload =
+        q.shapes.empty() ? std::vector<int64_t>{} : q.shapes[0];
+    for (size_t i = 0; i < payload.size(); ++i) {
+      call += (i ? ", " : "") + std::to_string(payload[i]);
+    }
+    call += ")";
+  }
+  stall_->submitted(set.id, set.world_ranks, q.name, set_rank, now, call);
+}
+
+void Runtime::inspect_stalls(ResponseList& out) {
+  StallInspector::Verdict v = stall_->check(std::chrono::steady_clock::now());
+  out.stall_warning = std::move(v.warning);
+  out.stall_failure = std::move(v.shutdown);
+}
+
+void Runtime::report_stalls(const ResponseList& list) {
+  if (!list.stall_warning.empty()) {
+    HVD_LOG(WARNING) << list.stall_warning;
+  }
+  // Every rank fails with the message (the loop logs it), its pending ops
+  // each naming themselves before it.
+  if (!list.stall_failure.empty()) {
+    throw Error(HVD_ERR_ABORTED, list.stall_failure);
+  }
 }
 
 }  // namespace hvd::runtime

@@ -40,6 +40,20 @@ std::chrono::steady_clock::time_point from_ns(int64_t ns) {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
 
+// An idle job slows its rounds down: every kIdleRoundsPerStep rounds in a
+// row that negotiated nothing while the data path was idle double the time
+// between them, up to kIdleCycleMax. Rounds are collective, so a rank that
+// waits for a late peer (it goes on to the next round at once) completes
+// one only as often as the idle peer comes, and sleeps in between: at
+// cycle_time each round costs it a few tens of microseconds (the spin
+// before the sleep, the system calls), 5-10% of a core at 1 ms. The first
+// op after a long idle time waits at most kIdleCycleMax for ranks that
+// have nothing of their own to submit; a rank submitting an op starts a
+// round at once.
+constexpr uint64_t kIdleRoundsPerStep = 16;
+constexpr int kIdleDoublingsMax = 4;
+constexpr auto kIdleCycleMax = std::chrono::milliseconds(16);
+
 }  // namespace
 
 std::string Runtime::background_thread_only_plugin() const {
@@ -151,6 +165,15 @@ bool Runtime::caller_step(std::chrono::steady_clock::time_point until) {
   return moved;
 }
 
+std::chrono::nanoseconds Runtime::cycle_interval() const {
+  const int doublings = static_cast<int>(
+      std::min<uint64_t>(idle_rounds_ / kIdleRoundsPerStep, kIdleDoublingsMax));
+  if (doublings == 0) return cycle_time_;
+  return std::max<std::chrono::nanoseconds>(
+      cycle_time_, std::min<std::chrono::nanoseconds>(
+                       cycle_time_ * (1 << doublings), kIdleCycleMax));
+}
+
 void Runtime::wait_for_next_cycle() {
   // Timed from the last cycle's start, whichever thread ran it. Idle, the
   // next cycle comes cycle_time after it, or at once for a new op (nothing
@@ -167,7 +190,10 @@ void Runtime::wait_for_next_cycle() {
   // costs tens of them. A rank with ops that wait for other ranks goes on
   // to the next round at once (it waits in the control plane's gather,
   // which returns as soon as the last rank arrives) rather than making a
-  // rank that arrives later wait for its cycle time.
+  // rank that arrives later wait for its cycle time; once rounds have come
+  // back empty for a while (ranks in different calls, a late peer), it
+  // keeps the slowed cycle too, so that ranks waiting for each other do
+  // not run round after round.
   constexpr int kBusyCycles = 10;
   auto spin_until = std::chrono::steady_clock::time_point::min();
   while (true) {
@@ -176,7 +202,7 @@ void Runtime::wait_for_next_cycle() {
     if (shutdown_requested_ || shutdown_seen_) return;
     // A round a waiting caller began and left.
     if (round_ != Round::kNone) return;
-    const auto deadline = last_cycle_ + cycle_time_;
+    const auto deadline = last_cycle_ + cycle_interval();
     const auto busy_deadline = last_cycle_ + kBusyCycles * cycle_time_;
     auto now = std::chrono::steady_clock::now();
     if (moved) spin_until = now + spin_time_;
@@ -189,7 +215,10 @@ void Runtime::wait_for_next_cycle() {
       const bool caller_drives = callers_driving_ > 0;
       if (!caller_drives) {
         if (now >= deadline || has_new_.exchange(false)) return;
-        if (now >= spin_until && awaiting_others()) return;
+        if (now >= spin_until && awaiting_others() &&
+            idle_rounds_ < kIdleRoundsPerStep) {
+          return;
+        }
       }
       if (caller_drives || now < spin_until) {
         // Yielding: the caller's thread may need this core to take the

@@ -27,10 +27,35 @@ std::string rank_list(const std::vector<int32_t>& ranks) {
   return "[" + text + "]";
 }
 
-// Waits for a set change and returns its int32 output.
-int32_t wait_for(hvd_handle_s* handle, const char* call) {
+// How often a set change's wait looks whether the runtime still runs.
+constexpr auto kSetChangeSlice = std::chrono::seconds(1);
+
+}  // namespace
+
+int32_t Runtime::wait_for_set_change(hvd_handle_s* handle, const char* call) {
+  // The change is negotiated like any op: ranks that never take part in it
+  // fail it within stall_check.shutdown_time, a failed or departed rank at
+  // once. The wait is sliced so that a runtime which stopped without
+  // finishing it (a bug) cannot hold the caller forever.
   std::unique_lock<std::mutex> lock(handle->mutex);
-  handle->cv.wait(lock, [&] { return handle->done; });
+  while (!handle->cv.wait_for(lock, kSetChangeSlice,
+                              [&] { return handle->done; })) {
+    lock.unlock();
+    bool stopped;
+    {
+      std::lock_guard<std::mutex> state(mutex_);
+      stopped = stopped_;
+    }
+    lock.lock();
+    if (stopped && !handle->cv.wait_for(lock, kSetChangeSlice,
+                                        [&] { return handle->done; })) {
+      lock.unlock();
+      unref_handle(handle);
+      throw Error(HVD_ERR_INTERNAL, std::string(call) +
+                                        ": the runtime stopped without "
+                                        "finishing the change");
+    }
+  }
   hvd_status status = handle->status;
   std::string message = handle->message;
   int32_t value = -1;
@@ -46,8 +71,6 @@ int32_t wait_for(hvd_handle_s* handle, const char* call) {
   }
   return value;
 }
-
-}  // namespace
 
 int32_t Runtime::add_process_set(const std::vector<int32_t>& ranks) {
   if (!dynamic_sets_) {
@@ -85,7 +108,7 @@ int32_t Runtime::add_process_set(const std::vector<int32_t>& ranks) {
       q.failure = invalid;
     }
   });
-  return wait_for(handle, "hvd_add_process_set");
+  return wait_for_set_change(handle, "hvd_add_process_set");
 }
 
 void Runtime::remove_process_set(int32_t id) {
@@ -118,7 +141,7 @@ void Runtime::remove_process_set(int32_t id) {
       q.failure = invalid;
     }
   });
-  wait_for(handle, "hvd_remove_process_set");
+  wait_for_set_change(handle, "hvd_remove_process_set");
 }
 
 bool Runtime::process_set_layout(int32_t id, int32_t* rank, int32_t* size) {
@@ -205,7 +228,7 @@ bool Runtime::awaiting_others() const {
 void Runtime::mark_queued(ProcessSet& set, const Response& response) {
   for (const Entry& e : response.entries) {
     auto it = set.negotiating.find(e.name);
-    if (it != set.negotiating.end()) it->second->queued = true;
+    if (it != set.negotiating.end()) it->second->state = OpState::kQueued;
   }
 }
 
@@ -219,7 +242,7 @@ void Runtime::fail_set_ops(ProcessSet* set, const std::string& message) {
   };
   std::vector<PendingOp*> doomed;
   for (auto it = set->negotiating.begin(); it != set->negotiating.end();) {
-    if (it->second->queued) {
+    if (it->second->state == OpState::kQueued) {
       ++it;
       continue;
     }
