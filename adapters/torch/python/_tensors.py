@@ -25,8 +25,6 @@ _DL = {
 if hasattr(torch, "uint16"):
     _DL[torch.uint16] = (_capi.DL_UINT, 16)
 
-TENSOR_SIZE = ctypes.sizeof(_capi.Tensor)
-
 
 def check_dtype(tensor):
     if tensor.dtype not in _DL:
@@ -55,29 +53,12 @@ def core_accepts(device):
     return _accepts[index]
 
 
-def describe(tensor, slot, keep):
-    """Fills the core descriptor `slot` for a contiguous tensor in host or
-    CUDA memory; appends to `keep` what must live until hvd_enqueue
-    returns."""
-    code, bits = _DL[tensor.dtype]
-    slot.struct_size = TENSOR_SIZE
-    slot.data = tensor.data_ptr() or None
-    if tensor.is_cuda:
-        slot.device.kind = _capi.MEM_CUDA
-        slot.device.id = tensor.device.index
-    else:
-        slot.device.kind = _capi.MEM_HOST
-        slot.device.id = 0
-    slot.ndim = tensor.dim()
-    slot.dtype.code = code
-    slot.dtype.bits = bits
-    slot.dtype.lanes = 1
-    if tensor.dim():
-        shape = (ctypes.c_int64 * tensor.dim())(*tensor.shape)
-        keep.append(shape)
-        slot.shape = shape
-    slot.strides = None
-    slot.byte_offset = 0
+def describe(tensor):
+    """The description horovod.common._native takes of a contiguous tensor
+    in host or CUDA memory: (data pointer, (dtype code, bits), shape,
+    device: -1 for host memory, else the CUDA device)."""
+    return (tensor.data_ptr() or None, _DL[tensor.dtype], tensor.shape,
+            tensor.device.index if tensor.is_cuda else -1)
 
 
 # ---- DLPack -----------------------------------------------------------------
@@ -138,7 +119,7 @@ class HandleOwner:
             self._refs -= 1
             last = self._refs == 0
         if last and self._handle:
-            _capi.lib.hvd_release(self._handle)
+            self._handle.release()
             self._handle = None
 
     done = unref
@@ -161,20 +142,21 @@ _deleter = _DELETER(_delete)
 
 
 def from_core(out, dtype, owner):
-    """A torch tensor over the core-allocated output `out` (a core tensor
-    descriptor) of the handle `owner` holds, without copying."""
-    shape = [out.shape[i] for i in range(out.ndim)]
+    """A torch tensor over the core-allocated output `out` ((data pointer,
+    shape, byte offset), from Handle.output()) of the handle `owner` holds,
+    without copying."""
+    data, shape, byte_offset = out
     numel = 1
     for n in shape:
         numel *= n
-    if numel == 0 or not out.data:
+    if numel == 0 or not data:
         return torch.empty(shape, dtype=dtype)
     # bool travels as bytes: older torch releases read no DLPack bool.
     wire = torch.uint8 if dtype == torch.bool else dtype
     code, bits = _DL[wire]
     managed = _DLManagedTensor()
     t = managed.dl_tensor
-    t.data = out.data
+    t.data = data
     t.device.device_type = _KDL_CPU
     t.device.device_id = 0
     t.ndim = len(shape)
@@ -187,7 +169,7 @@ def from_core(out, dtype, owner):
         step *= shape[i]
     t.shape = dims
     t.strides = strides
-    t.byte_offset = out.byte_offset
+    t.byte_offset = byte_offset
     managed.deleter = _deleter
     key = ctypes.addressof(managed)
     owner.ref()

@@ -31,8 +31,6 @@ from horovod.torch.compression import Compression
 handle_average_backwards_compatibility = \
     get_average_backwards_compatibility_fun(_basics)
 
-_OP_SIZE = ctypes.sizeof(_capi.Op)
-
 # Horovod's handles are ints: handle -> _Pending.
 _handle_map = {}
 _handle_counter = itertools.count(1)
@@ -95,47 +93,24 @@ def _host(tensor):
 
 
 def _enqueue(collective, name, inputs, outputs=None, process_set=None,
-             op=None, prescale=1.0, postscale=1.0, root=0, splits=None):
-    """Starts one op on the core; returns its hvd_handle (c_void_p)."""
-    keep = []
-    o = _capi.Op()
-    o.struct_size = _OP_SIZE
-    o.collective = collective
-    o.name = name.encode() if name else None
-    o.process_set = _set_id(process_set or global_process_set)
-    o.tensor_count = len(inputs)
-    if inputs:
-        ins = (_capi.Tensor * len(inputs))()
-        for t, slot in zip(inputs, ins):
-            _tensors.describe(t, slot, keep)
-        o.inputs = ins
-    if outputs is not None:
-        outs = (_capi.Tensor * len(outputs))()
-        for t, slot in zip(outputs, outs):
-            _tensors.describe(t, slot, keep)
-        o.outputs = outs
-    if op is not None:
-        o.op = _basics.core_op(op)
-    o.prescale = float(prescale)
-    o.postscale = float(postscale)
-    o.root = int(root)
-    if splits is not None:
-        arr = (ctypes.c_int32 * len(splits))(*splits)
-        keep.append(arr)
-        o.splits = arr
-        o.split_count = len(splits)
-    core = ctypes.c_void_p()
-    status = _capi.lib.hvd_enqueue(ctypes.byref(o), ctypes.byref(core))
-    if status != _capi.OK:
-        _basics.raise_for_status(status, name)
-    return core
+             op=None, prescale=1.0, postscale=1.0, root=0, splits=None,
+             cache=False):
+    """Starts one op on the core; returns its _native.Handle. With `cache`
+    (a name that recurs, e.g. a gradient's), the op's descriptor is built
+    once and reused."""
+    describe = _tensors.describe
+    return _capi.native.enqueue(
+        collective, name, cache, _set_id(process_set or global_process_set),
+        0 if op is None else _basics.core_op(op), float(prescale),
+        float(postscale), int(root), [describe(t) for t in inputs],
+        None if outputs is None else [describe(t) for t in outputs], splits)
 
 
 def _start(collective, kind, name, inputs, finish, keep,
            process_set=global_process_set, **kwargs):
     _set_id(process_set)  # a rank outside the set fails before naming
     core = _enqueue(collective, _op_name(kind, name, process_set), inputs,
-                    process_set=process_set, **kwargs)
+                    process_set=process_set, cache=bool(name), **kwargs)
     handle = _new_handle()
     _handle_map[handle] = _Pending(core, keep, finish)
     return handle
@@ -147,29 +122,7 @@ def poll(handle):
     pending = _handle_map.get(handle)
     if pending is None:
         raise ValueError(f"{handle} is not a handle of an op in flight")
-    done = ctypes.c_int32(0)
-    status = _capi.lib.hvd_poll(pending.core, ctypes.byref(done))
-    if status != _capi.OK:
-        _basics.raise_for_status(status, "poll")
-    return bool(done.value)
-
-
-def _wait(core):
-    """Waits for the core handle (GIL released; Ctrl-C is seen every
-    second); raises HorovodInternalError when the op failed."""
-    done = ctypes.c_int32(0)
-    while True:
-        status = _capi.lib.hvd_wait(core, 1000)
-        if status != _capi.ERR_TIMEOUT:
-            break
-        _capi.lib.hvd_poll(core, ctypes.byref(done))
-        if done.value:
-            break
-    if status != _capi.OK:
-        message = (_capi.lib.hvd_handle_message(core) or b"").decode(
-            "utf-8", "replace") or _capi.status_name(status)
-        _capi.lib.hvd_release(core)
-        raise HorovodInternalError(message)
+    return pending.core.poll()
 
 
 def synchronize(handle):
@@ -180,7 +133,7 @@ def synchronize(handle):
     pending = _handle_map.pop(handle, None)
     if pending is None:
         return None
-    _wait(pending.core)
+    pending.core.wait()
     return pending.finish(pending.core)
 
 
@@ -188,7 +141,7 @@ def _released(result_fn):
     """finish() for ops whose outputs the caller provided."""
 
     def finish(core):
-        _capi.lib.hvd_release(core)
+        core.release()
         return result_fn()
 
     return finish
@@ -389,13 +342,8 @@ def _gathered(tensors, single):
         try:
             out = []
             for i, t in enumerate(tensors):
-                desc = _capi.Tensor()
-                status = _capi.lib.hvd_handle_output(core, i,
-                                                     ctypes.byref(desc))
-                if status != _capi.OK:
-                    _basics.raise_for_status(status, "allgather output")
-                out.append(_back_to(t.device,
-                                    _tensors.from_core(desc, t.dtype, owner)))
+                out.append(_back_to(t.device, _tensors.from_core(
+                    core.output(i), t.dtype, owner)))
         finally:
             owner.done()
         return out[0] if single else out
@@ -575,12 +523,7 @@ def alltoall_async(tensor, splits=None, name=None,
     gathered = _gathered([tensor], single=True)
 
     def finish(core):
-        count = ctypes.c_int32(0)
-        data = ctypes.POINTER(ctypes.c_int32)()
-        status = _capi.lib.hvd_handle_received_splits(
-            core, ctypes.byref(data), ctypes.byref(count))
-        received = torch.tensor(data[:count.value] if status == _capi.OK
-                                else [], dtype=torch.int32)
+        received = torch.tensor(core.received_splits(), dtype=torch.int32)
         return gathered(core), received
 
     return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish, host,
@@ -765,19 +708,14 @@ def join(device=-1):
     if not is_initialized():
         raise ValueError("Horovod has not been initialized; use hvd.init().")
     core = _enqueue(_capi.COLL_JOIN, None, [])
-    _wait(core)
+    core.wait()
     try:
-        desc = _capi.Tensor()
-        status = _capi.lib.hvd_handle_output(core, 0, ctypes.byref(desc))
-        if status != _capi.OK:
-            _basics.raise_for_status(status, "join")
-        return ctypes.cast(desc.data, ctypes.POINTER(ctypes.c_int32))[0]
+        data, _, byte_offset = core.output(0)
+        return ctypes.c_int32.from_address(data + byte_offset).value
     finally:
-        _capi.lib.hvd_release(core)
+        core.release()
 
 
 def barrier(process_set=global_process_set):
     """Returns once every rank of the process set has called barrier()."""
-    core = _enqueue(_capi.COLL_BARRIER, None, [], process_set=process_set)
-    _wait(core)
-    _capi.lib.hvd_release(core)
+    _enqueue(_capi.COLL_BARRIER, None, [], process_set=process_set).wait()
