@@ -128,16 +128,19 @@ def main():
         model.train()
         train_sampler.set_epoch(epoch)
         start = time.perf_counter()
+        loss_sum = torch.zeros(())
         for data, target in train_loader:
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
             optimizer.step()
             images += len(target)
+            loss_sum += loss.detach() * len(target)
         training_seconds += time.perf_counter() - start
+        mean_loss = loss_sum.item() / len(train_sampler)
         accuracy = test_accuracy(model, test_set)
         if hvd.rank() == 0 and not args.quiet:
-            print(progress_line(epoch, args.epochs, loss.item(), accuracy), flush=True)
+            print(progress_line(epoch, args.epochs, mean_loss, accuracy), flush=True)
     # Every rank trained on as many images (DistributedSampler pads the
     # shards); the slowest rank's time is the job's.
     training_seconds = hvd.allreduce(torch.tensor(training_seconds), op=hvd.Max,
