@@ -35,15 +35,21 @@ struct HostServices::Impl {
     try {
       return body(*options.bootstrap);
     } catch (const Error& e) {
-      log_line(HVD_LOG_DEBUG, origin,
-               std::string("bootstrap ") + what + " failed: " + e.what());
+      log_failure(what, e.what());
       return e.status();
     } catch (const std::bad_alloc&) {
       return HVD_ERR_OUT_OF_MEMORY;
     } catch (const std::exception& e) {
-      log_line(HVD_LOG_DEBUG, origin,
-               std::string("bootstrap ") + what + " failed: " + e.what());
+      log_failure(what, e.what());
       return HVD_ERR_INTERNAL;
+    }
+  }
+
+  // log_line writes whatever it is given: the level is checked here.
+  void log_failure(const char* what, const char* message) const {
+    if (::hvd::log_enabled(HVD_LOG_DEBUG)) {
+      log_line(HVD_LOG_DEBUG, origin,
+               std::string("bootstrap ") + what + " failed: " + message);
     }
   }
 
