@@ -6,6 +6,7 @@ without a copy. Waiting releases the GIL. Nothing here compiles against
 torch, so one build serves every torch 2.x release.
 """
 
+import functools
 import itertools
 
 import torch
@@ -70,10 +71,8 @@ def _host(tensor):
     return t
 
 
-def _enqueue(collective, name, inputs, outputs=None, **kwargs):
-    """Starts one op on the core; returns its _native.Handle."""
-    return _collective.enqueue(_tensors.describe, collective, name, inputs,
-                               outputs, **kwargs)
+# Starts one op on the core; returns its _native.Handle.
+_enqueue = functools.partial(_collective.enqueue, _tensors.describe)
 
 
 def _start(collective, kind, name, inputs, finish, keep,
