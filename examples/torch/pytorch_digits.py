@@ -8,10 +8,12 @@ Each rank trains on its shard of the training set (DistributedSampler), the
 gradients are averaged by DistributedOptimizer, and the test accuracy is
 measured over the whole test set. The learning rate grows with the number
 of ranks, as the global batch does, so 1, 2 and 4 ranks reach about the
-same accuracy.
+same accuracy. Rank 0 prints a progress line per epoch and, at the end, the
+accuracy and the training throughput (tools/train-demo reads that line).
 """
 
 import argparse
+import time
 
 import torch
 import torch.nn as nn
@@ -85,6 +87,13 @@ def test_accuracy(model, test_set):
     return (totals[0] / totals[1]).item()
 
 
+def progress_line(epoch, epochs, loss, accuracy, width=30):
+    done = width * epoch // epochs
+    return 'epoch %*d/%d [%s%s] loss %.4f, test accuracy %.2f%%' % (
+        len(str(epochs)), epoch, epochs, '#' * done, '.' * (width - done), loss,
+        100 * accuracy)
+
+
 def main():
     args = parse_args()
     hvd.init()
@@ -113,20 +122,34 @@ def main():
         op=hvd.Adasum if args.use_adasum else hvd.Average,
         gradient_predivide_factor=args.gradient_predivide_factor)
 
+    training_seconds = 0.0
+    images = 0
     for epoch in range(1, args.epochs + 1):
         model.train()
         train_sampler.set_epoch(epoch)
+        start = time.perf_counter()
+        loss_sum = torch.zeros(())
         for data, target in train_loader:
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
             optimizer.step()
+            images += len(target)
+            loss_sum += loss.detach() * len(target)
+        training_seconds += time.perf_counter() - start
+        mean_loss = loss_sum.item() / len(train_sampler)
         accuracy = test_accuracy(model, test_set)
         if hvd.rank() == 0 and not args.quiet:
-            print('epoch %d: loss %.4f, test accuracy %.2f%%' % (epoch, loss.item(),
-                                                                 100 * accuracy))
+            print(progress_line(epoch, args.epochs, mean_loss, accuracy), flush=True)
+    # Every rank trained on as many images (DistributedSampler pads the
+    # shards); the slowest rank's time is the job's.
+    training_seconds = hvd.allreduce(torch.tensor(training_seconds), op=hvd.Max,
+                                     name='training_seconds').item()
+    images_per_second = hvd.size() * images / training_seconds
     if hvd.rank() == 0:
-        print('ranks %d: final test accuracy %.2f%%' % (hvd.size(), 100 * accuracy))
+        print('ranks %d: final test accuracy %.2f%%, %.0f images/s, %.2f s of training'
+              % (hvd.size(), 100 * accuracy, images_per_second, training_seconds),
+              flush=True)
 
 
 if __name__ == '__main__':

@@ -35,10 +35,14 @@ def test_layout():
     assert 0 <= RANK < SIZE
     assert 0 <= hvd.local_rank() < hvd.local_size()
     assert hvd.cross_size() >= 1 and hvd.cross_rank() >= 0
-    for q in (hvd.mpi_built, hvd.gloo_built, hvd.nccl_built, hvd.ddl_built,
-              hvd.ccl_built, hvd.cuda_built, hvd.rocm_built,
-              hvd.mpi_enabled, hvd.gloo_enabled):
+    # Horovod's types: nccl_built() is NCCL's version code (0 when not
+    # built), the others are bools.
+    for q in (hvd.mpi_built, hvd.gloo_built, hvd.ddl_built, hvd.ccl_built,
+              hvd.cuda_built, hvd.rocm_built, hvd.mpi_enabled,
+              hvd.gloo_enabled):
         assert isinstance(q(), bool), q.__name__
+    nccl = hvd.nccl_built()
+    assert type(nccl) is int and nccl >= 0
     assert len({hvd.Average, hvd.Sum, hvd.Adasum, hvd.Min, hvd.Max,
                 hvd.Product}) == 6
 

@@ -1,5 +1,5 @@
-"""MXNet NDArrays to the core's tensor descriptors and back, through DLPack,
-without copying.
+"""MXNet NDArrays to the descriptions horovod.common._native takes and
+back, through DLPack, without copying.
 
 MXNet runs operators asynchronously on its engine; the core reads and
 writes an array's memory behind the engine's back. So the core gets an
@@ -10,8 +10,6 @@ input), to_dlpack_for_write() until every pending read and write is done
 return only once the core has finished (see mpi_ops), so nothing MXNet
 queues later can see an array before the core has written it.
 """
-
-import ctypes
 
 import mxnet as mx
 import numpy as np
@@ -34,7 +32,6 @@ _DL = {
 _MXNET_BOOL = (_capi.DL_UINT, 1)
 
 SUPPORTED_DTYPES = tuple(_DL)
-_TENSOR_SIZE = ctypes.sizeof(_capi.Tensor)
 
 
 def check(array):
@@ -75,32 +72,24 @@ def writable(arrays):
     return [Exported(a, write=True) for a in arrays]
 
 
-def describe(exported, slot, keep):
-    """Fills the core descriptor `slot` from an Exported array (its shape
-    lives as long as the capsule)."""
+def describe(exported):
+    """The description horovod.common._native takes of an Exported array:
+    (data pointer, (dtype code, bits), shape, -1: host memory). The export
+    is contiguous; the caller keeps it alive until the op has finished."""
     dl = _dlpack.read_capsule(exported.capsule)
-    code, bits = dl.dtype.code, dl.dtype.bits
-    if (code, bits) == _MXNET_BOOL:
-        code, bits = _capi.DL_BOOL, 8
-    slot.struct_size = _TENSOR_SIZE
-    slot.data = dl.data
-    slot.device.kind = _capi.MEM_HOST
-    slot.device.id = 0
-    slot.ndim = dl.ndim
-    slot.dtype.code = code
-    slot.dtype.bits = bits
-    slot.dtype.lanes = 1
-    slot.shape = dl.shape
-    slot.strides = dl.strides
-    slot.byte_offset = dl.byte_offset
-    keep.append(exported)
+    dtype = (dl.dtype.code, dl.dtype.bits)
+    if dtype == _MXNET_BOOL:
+        dtype = (_capi.DL_BOOL, 8)
+    shape = tuple(dl.shape[i] for i in range(dl.ndim))
+    return ((dl.data or 0) + dl.byte_offset or None, dtype, shape, -1)
 
 
 def from_core(out, dtype, owner):
-    """An NDArray over the core-allocated output `out` of the handle
-    `owner` holds, without copying."""
-    shape = tuple(out.shape[i] for i in range(out.ndim))
-    if not out.data or 0 in shape:
+    """An NDArray over the core-allocated output `out` ((data pointer,
+    shape, byte offset), from Handle.output()) of the handle `owner` holds,
+    without copying."""
+    data, shape, _ = out
+    if not data or 0 in shape:
         # Legacy MXNet arrays cannot have a zero dimension.
         raise ValueError(f"the result has shape {shape}: MXNet arrays "
                          f"cannot be empty")

@@ -63,19 +63,20 @@ def _mxnet_errors():
 
 def _run(collective, kind, name, inputs, outputs=None,
          process_set=global_process_set, **kwargs):
-    """Runs one op to completion; returns the finished core handle (the
-    caller releases it). inputs / outputs: lists of _ndarrays.Exported."""
+    """Runs one op to completion; returns the finished _native.Handle (the
+    caller releases it). inputs / outputs: lists of _ndarrays.Exported,
+    alive here until the core has finished with their memory."""
     _collective.set_id(process_set)  # a rank outside the set fails first
     core = _collective.enqueue(
         _ndarrays.describe, collective,
         _collective.op_name(kind, name, process_set), inputs, outputs,
-        process_set=process_set, **kwargs)
-    _collective.wait(core, HorovodInternalError)
+        process_set=process_set, cache=bool(name), **kwargs)
+    core.wait()  # _mxnet_errors makes a failure MXNet's error too
     return core
 
 
 def _run_released(*args, **kwargs):
-    _capi.lib.hvd_release(_run(*args, **kwargs))
+    _run(*args, **kwargs).release()
 
 
 def _empty_like(array, shape=None):
@@ -88,8 +89,7 @@ def _gathered(core, arrays):
     its memory; the handle is released with the last of them."""
     owner = HandleOwner(core)
     try:
-        return [_ndarrays.from_core(_collective.output(core, i), a.dtype,
-                                    owner)
+        return [_ndarrays.from_core(core.output(i), a.dtype, owner)
                 for i, a in enumerate(arrays)]
     finally:
         owner.done()
@@ -234,7 +234,7 @@ def alltoall(tensor, splits=None, name=None, priority=0,
         core = _run(_capi.COLL_ALLTOALL, "alltoall", name,
                     _ndarrays.readable([tensor]), process_set=process_set,
                     splits=split_list)
-        received = _collective.received_splits(core)
+        received = core.received_splits()
         output = _gathered(core, [tensor])[0]
         if splits is None:
             return output

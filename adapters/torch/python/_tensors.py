@@ -1,6 +1,7 @@
-"""torch tensors to the core's tensor descriptors (zero copy), and the
-core's allocated outputs back to torch through DLPack (zero copy): the
-output keeps the core's handle alive until torch frees the tensor."""
+"""torch tensors to the descriptions horovod.common._native takes (zero
+copy), and the core's allocated outputs back to torch through DLPack (zero
+copy): the output keeps the core's handle alive until torch frees the
+tensor."""
 
 import ctypes
 
@@ -24,9 +25,6 @@ _DL = {
 }
 if hasattr(torch, "uint16"):
     _DL[torch.uint16] = (_capi.DL_UINT, 16)
-
-TENSOR_SIZE = ctypes.sizeof(_capi.Tensor)
-
 
 def check_dtype(tensor):
     """Raises ValueError unless `tensor` is a torch tensor of a dtype the
@@ -60,29 +58,12 @@ def core_accepts(device):
     return _accepts[index]
 
 
-def describe(tensor, slot, keep):
-    """Fills the core descriptor `slot` for a contiguous tensor in host or
-    CUDA memory; appends to `keep` what must live until hvd_enqueue
-    returns."""
-    code, bits = _DL[tensor.dtype]
-    slot.struct_size = TENSOR_SIZE
-    slot.data = tensor.data_ptr() or None
-    if tensor.is_cuda:
-        slot.device.kind = _capi.MEM_CUDA
-        slot.device.id = tensor.device.index
-    else:
-        slot.device.kind = _capi.MEM_HOST
-        slot.device.id = 0
-    slot.ndim = tensor.dim()
-    slot.dtype.code = code
-    slot.dtype.bits = bits
-    slot.dtype.lanes = 1
-    if tensor.dim():
-        shape = (ctypes.c_int64 * tensor.dim())(*tensor.shape)
-        keep.append(shape)
-        slot.shape = shape
-    slot.strides = None
-    slot.byte_offset = 0
+def describe(tensor):
+    """The description horovod.common._native takes of a contiguous tensor
+    in host or CUDA memory: (data pointer, (dtype code, bits), shape,
+    device: -1 for host memory, else the CUDA device)."""
+    return (tensor.data_ptr() or None, _DL[tensor.dtype], tensor.shape,
+            tensor.device.index if tensor.is_cuda else -1)
 
 
 # ---- outputs the core allocated ---------------------------------------------
@@ -91,13 +72,14 @@ HandleOwner = _dlpack.HandleOwner
 
 
 def from_core(out, dtype, owner):
-    """A torch tensor over the core-allocated output `out` (a core tensor
-    descriptor) of the handle `owner` holds, without copying."""
-    shape = [out.shape[i] for i in range(out.ndim)]
+    """A torch tensor over the core-allocated output `out` ((data pointer,
+    shape, byte offset), from Handle.output()) of the handle `owner` holds,
+    without copying."""
+    data, shape, _ = out
     numel = 1
     for n in shape:
         numel *= n
-    if numel == 0 or not out.data:
+    if numel == 0 or not data:
         return torch.empty(shape, dtype=dtype)
     # bool travels as bytes: older torch releases read no DLPack bool.
     wire = torch.uint8 if dtype == torch.bool else dtype

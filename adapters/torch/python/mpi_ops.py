@@ -6,9 +6,8 @@ without a copy. Waiting releases the GIL. Nothing here compiles against
 torch, so one build serves every torch 2.x release.
 """
 
-import ctypes
+import functools
 import itertools
-import threading
 
 import torch
 
@@ -32,10 +31,10 @@ from horovod.torch.compression import Compression
 handle_average_backwards_compatibility = \
     get_average_backwards_compatibility_fun(_basics)
 
-# Horovod's handles are ints: handle -> _Pending.
+# Horovod's handles are ints: handle -> _Pending. next() on the counter is
+# atomic under the GIL.
 _handle_map = {}
 _handle_counter = itertools.count(1)
-_handle_lock = threading.Lock()
 
 
 class _Pending:
@@ -50,14 +49,8 @@ class _Pending:
         self.finish = finish
 
 
-def _new_handle():
-    with _handle_lock:
-        return next(_handle_counter)
-
-
 _op_name = _collective.op_name
 _set_id = _collective.set_id
-_wait = _collective.wait
 
 
 def _host(tensor):
@@ -67,8 +60,8 @@ def _host(tensor):
     default stream and says in its log how it moves them), else they are
     staged through host memory here."""
     _tensors.check_dtype(tensor)
-    t = tensor.detach()
-    if t.device.type != "cpu":
+    t = tensor.detach() if tensor.requires_grad else tensor
+    if not t.is_cpu:
         if _tensors.core_accepts(t.device):
             torch.cuda.current_stream(t.device).synchronize()
         else:
@@ -78,18 +71,21 @@ def _host(tensor):
     return t
 
 
-def _enqueue(collective, name, inputs, outputs=None, **kwargs):
-    """Starts one op on the core; returns its hvd_handle (c_void_p)."""
-    return _collective.enqueue(_tensors.describe, collective, name, inputs,
-                               outputs, **kwargs)
+# Starts one op on the core; returns its _native.Handle.
+_enqueue = functools.partial(_collective.enqueue, _tensors.describe)
 
 
 def _start(collective, kind, name, inputs, finish, keep,
            process_set=global_process_set, **kwargs):
     _set_id(process_set)  # a rank outside the set fails before naming
     core = _enqueue(collective, _op_name(kind, name, process_set), inputs,
-                    process_set=process_set, **kwargs)
-    handle = _new_handle()
+                    process_set=process_set, cache=bool(name), **kwargs)
+    return _register(core, keep, finish)
+
+
+def _register(core, keep, finish):
+    """A Horovod handle for the op behind `core`."""
+    handle = next(_handle_counter)
     _handle_map[handle] = _Pending(core, keep, finish)
     return handle
 
@@ -100,11 +96,7 @@ def poll(handle):
     pending = _handle_map.get(handle)
     if pending is None:
         raise ValueError(f"{handle} is not a handle of an op in flight")
-    done = ctypes.c_int32(0)
-    status = _capi.lib.hvd_poll(pending.core, ctypes.byref(done))
-    if status != _capi.OK:
-        _basics.raise_for_status(status, "poll")
-    return bool(done.value)
+    return pending.core.poll()
 
 
 def synchronize(handle):
@@ -115,7 +107,7 @@ def synchronize(handle):
     pending = _handle_map.pop(handle, None)
     if pending is None:
         return None
-    _wait(pending.core)
+    pending.core.wait()
     return pending.finish(pending.core)
 
 
@@ -123,14 +115,15 @@ def _released(result_fn):
     """finish() for ops whose outputs the caller provided."""
 
     def finish(core):
-        _capi.lib.hvd_release(core)
+        core.release()
         return result_fn()
 
     return finish
 
 
-def _back_to(device, tensor):
-    return tensor if device.type == "cpu" else tensor.to(device)
+def _back_to(like, tensor):
+    """`tensor` on the device of `like`."""
+    return tensor if like.is_cpu else tensor.to(like.device)
 
 
 def _writer(targets, hosts):
@@ -139,8 +132,9 @@ def _writer(targets, hosts):
 
     def write():
         for target, host in zip(targets, hosts):
-            if host.data_ptr() != target.data_ptr() or \
-                    host.device != target.device:
+            if host is not target and (
+                    host.data_ptr() != target.data_ptr() or
+                    host.device != target.device):
                 target.data.copy_(host)
         return tuple(targets)
 
@@ -173,26 +167,50 @@ def _check_allreduce(op, process_set, tensors):
                                   "is not supported yet.")
 
 
-def _grouped_allreduce_start(tensors, name, op, prescale_factor,
-                             postscale_factor, process_set, in_place):
+def _grouped_allreduce_enqueue(tensors, name, op, prescale_factor,
+                               postscale_factor, process_set, in_place):
+    """Starts one allreduce of `tensors`; returns the core's handle, what
+    must stay alive until it ends, and a function that gives the results
+    once it succeeded."""
     _check_all(tensors)
     _check_allreduce(op, process_set, tensors)
+    _set_id(process_set)  # a rank outside the set fails before naming
     hosts = [_host(t) for t in tensors]
     if in_place:
         results = hosts
-        finish_values = _writer(list(tensors), hosts)
+        values = _writer(list(tensors), hosts)
     else:
         results = [torch.empty_like(h) for h in hosts]
 
-        def finish_values():
-            return tuple(_back_to(t.device, r)
-                         for t, r in zip(tensors, results))
+        def values():
+            return tuple(_back_to(t, r) for t, r in zip(tensors, results))
     kind = "allreduce" if len(tensors) == 1 else "grouped_allreduce"
-    return _start(_capi.COLL_ALLREDUCE, kind, name, hosts,
-                  _released(finish_values), (hosts, results),
-                  outputs=None if in_place else results,
-                  process_set=process_set, op=op, prescale=prescale_factor,
-                  postscale=postscale_factor)
+    core = _enqueue(_capi.COLL_ALLREDUCE, _op_name(kind, name, process_set),
+                    hosts, None if in_place else results,
+                    process_set=process_set, op=op, prescale=prescale_factor,
+                    postscale=postscale_factor, cache=bool(name))
+    return core, (hosts, results), values
+
+
+def _grouped_allreduce_start(tensors, name, op, prescale_factor,
+                             postscale_factor, process_set, in_place):
+    core, keep, values = _grouped_allreduce_enqueue(
+        tensors, name, op, prescale_factor, postscale_factor, process_set,
+        in_place)
+    return _register(core, keep, _released(values))
+
+
+def _allreduce_now(tensor, average, name, op, prescale_factor,
+                   postscale_factor, process_set, in_place):
+    """allreduce(_) of one tensor, waited for here: a synchronous call
+    needs no Horovod handle, so it skips their bookkeeping."""
+    op = handle_average_backwards_compatibility(op, average)
+    core, keep, values = _grouped_allreduce_enqueue(
+        [tensor], name, op, prescale_factor, postscale_factor, process_set,
+        in_place)
+    core.wait()
+    core.release()
+    return values()[0]
 
 
 def _check_all(tensors):
@@ -232,9 +250,8 @@ def allreduce_async_(tensor, average=None, name=None, op=None,
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                postscale_factor=1.0, process_set=global_process_set):
     """Reduces `tensor` in place over the process set and returns it."""
-    return synchronize(allreduce_async_(tensor, average, name, op,
-                                        prescale_factor, postscale_factor,
-                                        process_set))
+    return _allreduce_now(tensor, average, name, op, prescale_factor,
+                          postscale_factor, process_set, in_place=True)
 
 
 class HorovodAllreduce(torch.autograd.Function):
@@ -248,9 +265,8 @@ class HorovodAllreduce(torch.autograd.Function):
         ctx.prescale_factor = prescale_factor
         ctx.postscale_factor = postscale_factor
         ctx.process_set = process_set
-        return synchronize(allreduce_async(tensor, average, name, op,
-                                           prescale_factor, postscale_factor,
-                                           process_set))
+        return _allreduce_now(tensor, average, name, op, prescale_factor,
+                              postscale_factor, process_set, in_place=False)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -268,9 +284,14 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none,
     returns the result as a new tensor; differentiable."""
     _tensors.check_dtype(tensor)
     compressed, ctx = compression.compress(tensor)
-    reduced = HorovodAllreduce.apply(compressed, average, name, op,
-                                     prescale_factor, postscale_factor,
-                                     process_set)
+    if compressed.requires_grad and torch.is_grad_enabled():
+        reduced = HorovodAllreduce.apply(compressed, average, name, op,
+                                         prescale_factor, postscale_factor,
+                                         process_set)
+    else:  # what apply() gives without a graph, minus its ~5 us
+        reduced = _allreduce_now(compressed, average, name, op,
+                                 prescale_factor, postscale_factor,
+                                 process_set, in_place=False)
     return compression.decompress(reduced, ctx)
 
 
@@ -351,9 +372,8 @@ def _gathered(tensors, single):
         try:
             out = []
             for i, t in enumerate(tensors):
-                desc = _collective.output(core, i)
-                out.append(_back_to(t.device,
-                                    _tensors.from_core(desc, t.dtype, owner)))
+                out.append(_back_to(t, _tensors.from_core(
+                    core.output(i), t.dtype, owner)))
         finally:
             owner.done()
         return out[0] if single else tuple(out)
@@ -465,7 +485,7 @@ def _broadcast_start(tensor, root_rank, name, process_set, in_place):
             tensor.data_ptr() else host
 
         def value():
-            return _back_to(tensor.device, target)
+            return _back_to(tensor, target)
     return _start(_capi.COLL_BROADCAST, "broadcast", name, [target],
                   _released(value), (host, target), process_set=process_set,
                   root=root)
@@ -543,7 +563,7 @@ def alltoall_async(tensor, splits=None, name=None,
         else torch.int32
 
     def finish(core):
-        received = torch.tensor(_collective.received_splits(core),
+        received = torch.tensor(core.received_splits(),
                                 dtype=splits_dtype)
         return gathered(core), received
 
@@ -600,7 +620,7 @@ def _reducescatter_start(tensors, name, op, process_set, prescale_factor,
                                    dtype=h.dtype))
 
     def value():
-        out = tuple(_back_to(t.device, x) for t, x in zip(tensors, results))
+        out = tuple(_back_to(t, x) for t, x in zip(tensors, results))
         return out[0] if single else out
 
     kind = "reducescatter" if single else "grouped_reducescatter"
@@ -745,12 +765,10 @@ def join(device=-1):
     if not is_initialized():
         raise ValueError("Horovod has not been initialized; use hvd.init().")
     core = _enqueue(_capi.COLL_JOIN, None, [])
-    _wait(core)
+    core.wait()
     return _collective.join_result(core)
 
 
 def barrier(process_set=global_process_set):
     """Returns once every rank of the process set has called barrier()."""
-    core = _enqueue(_capi.COLL_BARRIER, None, [], process_set=process_set)
-    _wait(core)
-    _capi.lib.hvd_release(core)
+    _enqueue(_capi.COLL_BARRIER, None, [], process_set=process_set).wait()

@@ -1,8 +1,11 @@
-"""The core's public C API (core/include/horovod/horovod.h) through ctypes.
+"""The core's public C API (core/include/horovod/horovod.h): through ctypes,
+and for the per-op calls (enqueue, wait, poll, outputs, release) through
+`native`, the extension horovod.common._native on CPython's stable ABI,
+where ctypes' per-call marshalling would cost more than the runtime itself.
 
 Binding the C API rather than a framework's C++ ABI keeps one build of this
-package working across framework releases. ctypes releases the GIL around
-every foreign call, so hvd_wait blocks only the calling thread.
+package working across framework releases. Both release the GIL while
+waiting, so a wait blocks only the calling thread.
 """
 
 import ctypes
@@ -57,27 +60,6 @@ DL_BFLOAT = 4
 DL_BOOL = 6
 
 
-class Device(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int32), ("id", ctypes.c_int32)]
-
-
-class DlDtype(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
-                ("lanes", ctypes.c_uint16)]
-
-
-class Tensor(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t),
-                ("ext", ctypes.c_void_p),
-                ("data", ctypes.c_void_p),
-                ("device", Device),
-                ("ndim", ctypes.c_int32),
-                ("dtype", DlDtype),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
-
-
 class InitOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t),
                 ("ext", ctypes.c_void_p),
@@ -85,35 +67,6 @@ class InitOptions(ctypes.Structure):
                 ("process_sets", ctypes.POINTER(ctypes.POINTER(ctypes.c_int32))),
                 ("process_set_sizes", ctypes.POINTER(ctypes.c_int32)),
                 ("process_set_count", ctypes.c_int32)]
-
-
-DONE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32,
-                           ctypes.c_char_p)
-
-
-class Op(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t),
-                ("ext", ctypes.c_void_p),
-                ("collective", ctypes.c_int32),
-                ("name", ctypes.c_char_p),
-                ("process_set", ctypes.c_int32),
-                ("tensor_count", ctypes.c_int32),
-                ("inputs", ctypes.POINTER(Tensor)),
-                ("outputs", ctypes.POINTER(Tensor)),
-                ("op", ctypes.c_int32),
-                ("prescale", ctypes.c_double),
-                ("postscale", ctypes.c_double),
-                ("root", ctypes.c_int32),
-                ("splits", ctypes.POINTER(ctypes.c_int32)),
-                ("split_count", ctypes.c_int32),
-                ("stream", ctypes.c_void_p),
-                ("ready_event", ctypes.c_void_p),
-                # Always NULL here: completion is read through the handle,
-                # so the background thread never calls into Python.
-                ("done", ctypes.c_void_p),
-                ("user", ctypes.c_void_p),
-                ("adapter", ctypes.c_void_p),
-                ("adapter_op", ctypes.c_void_p)]
 
 
 def package_dir():
@@ -139,7 +92,6 @@ def _library_path():
 
 def _declare(lib):
     c = ctypes
-    vp = c.c_void_p
     sigs = {
         "hvd_init": (c.c_int32, [c.POINTER(InitOptions)]),
         "hvd_shutdown": (c.c_int32, []),
@@ -152,15 +104,6 @@ def _declare(lib):
         "hvd_cross_size": (c.c_int32, []),
         "hvd_last_error": (c.c_char_p, []),
         "hvd_status_string": (c.c_char_p, [c.c_int32]),
-        "hvd_enqueue": (c.c_int32, [c.POINTER(Op), c.POINTER(vp)]),
-        "hvd_poll": (c.c_int32, [vp, c.POINTER(c.c_int32)]),
-        "hvd_wait": (c.c_int32, [vp, c.c_int64]),
-        "hvd_handle_message": (c.c_char_p, [vp]),
-        "hvd_handle_output": (c.c_int32, [vp, c.c_int32, c.POINTER(Tensor)]),
-        "hvd_handle_received_splits": (
-            c.c_int32, [vp, c.POINTER(c.POINTER(c.c_int32)),
-                        c.POINTER(c.c_int32)]),
-        "hvd_release": (None, [vp]),
         "hvd_add_process_set": (
             c.c_int32, [c.POINTER(c.c_int32), c.c_int32,
                         c.POINTER(c.c_int32)]),
@@ -198,3 +141,14 @@ def last_error():
 
 def status_name(status):
     return (lib.hvd_status_string(status) or b"").decode()
+
+
+try:
+    # Linked to libhorovod.so in lib_dir(): the library loaded above.
+    from horovod.common import _native as native  # noqa: F401
+except ImportError as error:
+    raise ImportError(
+        f"horovod: the extension horovod.common._native is missing or "
+        f"broken ({error}): the package was built without CPython's "
+        f"headers (Debian: apt-get install python3-dev, then rebuild)"
+    ) from error

@@ -1,10 +1,14 @@
-"""One collective through the core's C API, for the bindings that hand it
-tensors through ctypes (horovod.torch, horovod.mxnet): naming, the process
-set check, hvd_enqueue, waiting, and reading what the core allocated.
+"""One collective through the core, for the bindings that hand it tensors
+in place (horovod.torch, horovod.mxnet): naming, the process set check and
+enqueueing through horovod.common._native. The _native.Handle returned
+does the rest: wait() (GIL released; raises HorovodInternalError and
+releases the handle when the op failed), poll(), output(i) (what the core
+allocated: data pointer, shape, byte offset), received_splits(), release().
 
-Each binding brings `describe(tensor, slot, keep)`, which fills a core
-tensor descriptor for one of its tensors and appends to `keep` what must
-live until hvd_enqueue returns.
+Each binding brings `describe(tensor)`, which gives the description the
+extension takes of one of its tensors: (data pointer, (dtype code, bits),
+shape tuple, device: -1 for host memory, else the CUDA device). The caller
+keeps its tensors alive until the op has finished.
 """
 
 import ctypes
@@ -12,9 +16,6 @@ import ctypes
 from horovod.common import _capi
 from horovod.common import basics as _basics
 from horovod.common import process_sets as _process_sets
-from horovod.common.exceptions import HorovodInternalError
-
-_OP_SIZE = ctypes.sizeof(_capi.Op)
 
 
 def op_name(kind, name, process_set):
@@ -42,84 +43,23 @@ def set_id(process_set):
 
 def enqueue(describe, collective, name, inputs, outputs=None,
             process_set=None, op=None, prescale=1.0, postscale=1.0, root=0,
-            splits=None):
-    """Starts one op on the core; returns its hvd_handle (c_void_p)."""
-    keep = []
-    o = _capi.Op()
-    o.struct_size = _OP_SIZE
-    o.collective = collective
-    o.name = name.encode() if name else None
-    o.process_set = set_id(process_set or _process_sets.global_process_set)
-    o.tensor_count = len(inputs)
-    if inputs:
-        ins = (_capi.Tensor * len(inputs))()
-        for t, slot in zip(inputs, ins):
-            describe(t, slot, keep)
-        o.inputs = ins
-    if outputs is not None:
-        outs = (_capi.Tensor * len(outputs))()
-        for t, slot in zip(outputs, outs):
-            describe(t, slot, keep)
-        o.outputs = outs
-    if op is not None:
-        o.op = _basics.core_op(op)
-    o.prescale = float(prescale)
-    o.postscale = float(postscale)
-    o.root = int(root)
-    if splits is not None:
-        arr = (ctypes.c_int32 * len(splits))(*splits)
-        keep.append(arr)
-        o.splits = arr
-        o.split_count = len(splits)
-    core = ctypes.c_void_p()
-    status = _capi.lib.hvd_enqueue(ctypes.byref(o), ctypes.byref(core))
-    if status != _capi.OK:
-        _basics.raise_for_status(status, name)
-    return core
-
-
-def wait(core, error=HorovodInternalError):
-    """Waits for the core handle (GIL released; Ctrl-C is seen every
-    second); when the op failed, releases it and raises `error` with the
-    core's message."""
-    done = ctypes.c_int32(0)
-    while True:
-        status = _capi.lib.hvd_wait(core, 1000)
-        if status != _capi.ERR_TIMEOUT:
-            break
-        _capi.lib.hvd_poll(core, ctypes.byref(done))
-        if done.value:
-            break
-    if status != _capi.OK:
-        message = (_capi.lib.hvd_handle_message(core) or b"").decode(
-            "utf-8", "replace") or _capi.status_name(status)
-        _capi.lib.hvd_release(core)
-        raise error(message)
-
-
-def output(core, index):
-    """The descriptor of output `index` the core allocated for a finished
-    op (allgather, alltoall, join)."""
-    desc = _capi.Tensor()
-    status = _capi.lib.hvd_handle_output(core, index, ctypes.byref(desc))
-    if status != _capi.OK:
-        _basics.raise_for_status(status, "output")
-    return desc
-
-
-def received_splits(core):
-    """alltoall: the rows received from each rank."""
-    count = ctypes.c_int32(0)
-    data = ctypes.POINTER(ctypes.c_int32)()
-    status = _capi.lib.hvd_handle_received_splits(core, ctypes.byref(data),
-                                                  ctypes.byref(count))
-    return list(data[:count.value]) if status == _capi.OK else []
+            splits=None, cache=False):
+    """Starts one op on the core; returns its _native.Handle. With `cache`
+    (a name that recurs, e.g. a gradient's), the op's descriptor is built
+    once and reused while later calls describe the same op."""
+    return _capi.native.enqueue(
+        collective, name, cache,
+        set_id(process_set or _process_sets.global_process_set),
+        0 if op is None else _basics.core_op(op), float(prescale),
+        float(postscale), int(root), [describe(t) for t in inputs],
+        None if outputs is None else [describe(t) for t in outputs], splits)
 
 
 def join_result(core):
-    """join: the last rank to join (releases the finished handle)."""
+    """join: the last rank to join, from its finished handle (released
+    here)."""
     try:
-        desc = output(core, 0)
-        return ctypes.cast(desc.data, ctypes.POINTER(ctypes.c_int32))[0]
+        data, _, byte_offset = core.output(0)
+        return ctypes.c_int32.from_address(data + byte_offset).value
     finally:
-        _capi.lib.hvd_release(core)
+        core.release()

@@ -9,8 +9,6 @@ the framework frees the last array made from it.
 import ctypes
 import threading
 
-from horovod.common import _capi
-
 KDL_CPU = 1
 
 
@@ -60,8 +58,8 @@ def read_capsule(capsule):
 
 
 class HandleOwner:
-    """Holds a finished core handle until the last array made from its
-    outputs is freed."""
+    """Holds a finished core handle (a _native.Handle) until the last array
+    made from its outputs is freed."""
 
     def __init__(self, handle):
         self._handle = handle
@@ -77,7 +75,7 @@ class HandleOwner:
             self._refs -= 1
             last = self._refs == 0
         if last and self._handle:
-            _capi.lib.hvd_release(self._handle)
+            self._handle.release()
             self._handle = None
 
     done = unref
@@ -105,14 +103,14 @@ _deleter = _DELETER(_delete)
 
 
 def export_output(out, code, bits, owner, from_dlpack):
-    """from_dlpack(capsule) over the core-allocated host output `out` (a
-    core tensor descriptor) of the handle `owner` holds, typed (code,
-    bits); the capsule holds a reference on `owner` until the framework
-    calls its deleter."""
-    shape = [out.shape[i] for i in range(out.ndim)]
+    """from_dlpack(capsule) over the core-allocated host output `out`
+    ((data pointer, shape, byte offset), from Handle.output()) of the
+    handle `owner` holds, typed (code, bits); the capsule holds a reference
+    on `owner` until the framework calls its deleter."""
+    data, shape, byte_offset = out
     managed = DLManagedTensor()
     t = managed.dl_tensor
-    t.data = out.data
+    t.data = data
     t.device.device_type = KDL_CPU
     t.device.device_id = 0
     t.ndim = len(shape)
@@ -125,7 +123,7 @@ def export_output(out, code, bits, owner, from_dlpack):
         step *= shape[i]
     t.shape = dims
     t.strides = strides
-    t.byte_offset = out.byte_offset
+    t.byte_offset = byte_offset
     managed.deleter = _deleter
     key = ctypes.addressof(managed)
     owner.ref()

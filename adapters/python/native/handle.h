@@ -1,0 +1,15 @@
+/*
+ * horovod.common._native.Handle: one op in flight on the core. It owns the
+ * core's hvd_handle and releases it when released explicitly or collected.
+ */
+#ifndef HOROVOD_NATIVE_HANDLE_H
+#define HOROVOD_NATIVE_HANDLE_H
+
+#include "native.h"
+
+/* Creates the Handle type; NULL with an exception set on failure. */
+PyObject* native_handle_type_create(void);
+/* A new Handle owning `handle`; releases it and returns NULL on failure. */
+PyObject* native_handle_new(PyObject* type, hvd_handle* handle);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * The hvd_op a binding's enqueue() call describes, built once per op name
+ * and reused while later calls describe the same op (only data pointers
+ * change), so a steady training loop hands the core a ready descriptor.
+ */
+#ifndef HOROVOD_NATIVE_OP_DESCRIPTOR_H
+#define HOROVOD_NATIVE_OP_DESCRIPTOR_H
+
+#include "native.h"
+
+typedef struct op_request {
+  hvd_collective collective;
+  PyObject* name; /* str or None */
+  int32_t process_set;
+  hvd_reduce_op reduce_op;
+  double prescale, postscale;
+  int32_t root;
+  /* Tensor descriptions: (data pointer, (dl code, bits), shape, device)
+   * with device -1 for host memory, else the CUDA device index. */
+  PyObject* inputs;  /* tuple or list */
+  PyObject* outputs; /* tuple, list or None */
+  PyObject* splits;  /* sequence of int or None */
+} op_request;
+
+typedef struct op_descriptor op_descriptor;
+
+/* A descriptor for `request`; NULL with an exception set on bad input. */
+op_descriptor* op_descriptor_build(const op_request* request);
+void op_descriptor_free(op_descriptor* d);
+/* 1 when `d` describes `request` but for data pointers, which it then
+ * takes from the request; 0 when the request differs; -1 on bad input. */
+int op_descriptor_refresh(op_descriptor* d, const op_request* request);
+const hvd_op* op_descriptor_op(const op_descriptor* d);
+
+#endif

@@ -1,0 +1,153 @@
+"""horovod.torch's ops go through horovod.common._native (the stable-ABI
+extension), and its per-name op descriptors stay right when a name comes
+back with other tensors, shapes, dtypes or arguments. Run under horovodrun
+-np 2 and -np 3."""
+
+import pytest
+import torch
+
+import horovod.torch as hvd
+from horovod.common import _capi
+from conftest import every_rank
+
+hvd.init()
+RANK, SIZE = hvd.rank(), hvd.size()
+native = _capi.native
+
+
+def expected_sum(shape, dtype, seed):
+    return sum(every_rank(shape, dtype, seed))
+
+
+def test_the_extension_is_the_stable_abi_build():
+    assert native.__name__ == "horovod.common._native"
+    assert native.__file__.endswith("_native.abi3.so")
+
+
+def test_async_ops_hold_a_native_handle():
+    x = torch.full((3,), float(RANK + 1))
+    handle = hvd.allreduce_async(x, name="native.handle", op=hvd.Sum)
+    assert isinstance(handle, int)  # Horovod's handles are ints
+    assert isinstance(hvd.mpi_ops._handle_map[handle].core, native.Handle)
+    while not hvd.poll(handle):
+        pass
+    assert torch.equal(hvd.synchronize(handle),
+                       torch.full((3,), float(SIZE * (SIZE + 1) // 2)))
+
+
+def test_many_handles_finish_in_any_order():
+    tensors = [torch.full((k + 1,), float(RANK + k)) for k in range(8)]
+    handles = [hvd.allreduce_async_(t, name=f"native.many.{k}", op=hvd.Sum)
+               for k, t in enumerate(tensors)]
+    for k in reversed(range(8)):
+        hvd.synchronize(handles[k])
+        want = sum(r + k for r in range(SIZE))
+        assert torch.equal(tensors[k], torch.full((k + 1,), float(want)))
+
+
+def test_a_reused_name_reads_each_calls_tensor():
+    a = torch.full((4,), float(RANK))
+    b = torch.full((4,), float(10 * RANK))
+    for _ in range(3):
+        hvd.allreduce_(a, name="native.reused", op=hvd.Sum)
+        hvd.allreduce_(b, name="native.reused", op=hvd.Sum)
+    total = sum(range(SIZE))
+    assert torch.equal(a, torch.full((4,), float(total * SIZE ** 2)))
+    assert torch.equal(b, torch.full((4,), float(10 * total * SIZE ** 2)))
+
+
+@pytest.mark.parametrize("shape,dtype", [
+    ((5,), torch.float32), ((2, 3), torch.float32), ((2, 3), torch.int64),
+    ((), torch.float64), ((7,), torch.float16)])
+def test_a_reused_name_with_another_shape_or_dtype(shape, dtype):
+    x = every_rank(shape, dtype, seed=3)[RANK]
+    out = hvd.allreduce(x, name="native.reshaped", op=hvd.Sum)
+    assert out.dtype == dtype and out.shape == x.shape
+    assert torch.equal(out, expected_sum(shape, dtype, seed=3))
+
+
+def test_a_reused_name_with_other_arguments():
+    x = torch.full((4,), float(RANK + 1))
+    total = SIZE * (SIZE + 1) / 2
+    name = "native.arguments"
+    assert torch.equal(hvd.allreduce(x, name=name, op=hvd.Sum),
+                       torch.full((4,), total))
+    assert torch.allclose(hvd.allreduce(x, name=name, op=hvd.Average),
+                          torch.full((4,), total / SIZE))
+    assert torch.equal(hvd.allreduce(x, name=name, op=hvd.Max),
+                       torch.full((4,), float(SIZE)))
+    assert torch.equal(hvd.allreduce(x, name=name, op=hvd.Sum,
+                                     prescale_factor=2.0),
+                       torch.full((4,), 2 * total))
+    grouped = hvd.grouped_allreduce([x, 2 * x, 3 * x], name=name, op=hvd.Sum)
+    for k, g in enumerate(grouped, 1):
+        assert torch.equal(g, torch.full((4,), k * total))
+    assert torch.equal(hvd.broadcast(x, root_rank=SIZE - 1, name=name),
+                       torch.full((4,), float(SIZE)))
+
+
+def test_outputs_the_core_allocates():
+    x = torch.full((RANK + 1, 2), float(RANK))
+    gathered = hvd.allgather(x, name="native.gather")
+    assert gathered.shape == (SIZE * (SIZE + 1) // 2, 2)
+    rows = torch.cat([torch.full((r + 1, 2), float(r)) for r in range(SIZE)])
+    assert torch.equal(gathered, rows)
+    splits = [1 + (RANK + r) % 2 for r in range(SIZE)]
+    out, received = hvd.alltoall(torch.arange(float(sum(splits))), splits,
+                                 name="native.alltoall")
+    assert received.tolist() == [1 + (r + RANK) % 2 for r in range(SIZE)]
+    assert out.numel() == sum(received.tolist())
+    assert 0 <= hvd.join() < SIZE
+
+
+@pytest.mark.skipif(SIZE < 2, reason="needs 2 or more ranks")
+def test_a_name_in_flight_twice_is_refused_at_enqueue():
+    # The other ranks start the op only after the barrier, so rank 0's is
+    # still in flight when it tries the name again.
+    x = torch.ones(2)
+    if RANK == 0:
+        first = hvd.allreduce_async(x, name="native.twice")
+        with pytest.raises(ValueError, match="native.twice"):
+            hvd.allreduce_async(x, name="native.twice")
+        hvd.barrier()
+    else:
+        hvd.barrier()
+        first = hvd.allreduce_async(x, name="native.twice")
+    assert torch.equal(hvd.synchronize(first), torch.ones(2))
+
+
+@pytest.mark.skipif(SIZE < 2, reason="needs 2 or more ranks")
+def test_ranks_that_disagree_fail_at_wait():
+    x = torch.ones(RANK + 1)  # a shape per rank
+    handle = hvd.allreduce_async(x, name="native.disagree")
+    with pytest.raises(hvd.HorovodInternalError, match="native.disagree"):
+        hvd.synchronize(handle)
+    # The name works again, with shapes that agree.
+    assert torch.equal(hvd.allreduce(torch.ones(2), name="native.disagree",
+                                     op=hvd.Sum), torch.full((2,), SIZE * 1.0))
+
+
+def test_a_released_handle_says_so():
+    x = torch.ones(1)
+    handle = hvd.allreduce_async_(x, name="native.released", op=hvd.Sum)
+    core = hvd.mpi_ops._handle_map[handle].core
+    hvd.synchronize(handle)  # releases it
+    with pytest.raises(ValueError, match="released"):
+        core.wait()
+    with pytest.raises(ValueError, match="released"):
+        core.poll()
+
+
+def test_bad_descriptions_are_refused():
+    with pytest.raises(TypeError, match="tuple or a list"):
+        native.enqueue(0, "native.bad", True, 0, 0, 1.0, 1.0, 0, "x", None,
+                       None)
+    with pytest.raises(TypeError, match="described by"):
+        native.enqueue(0, "native.bad", True, 0, 0, 1.0, 1.0, 0, [(1, 2)],
+                       None, None)
+    with pytest.raises(ValueError, match="2 outputs for 1 inputs"):
+        t = (0, (2, 32), (1,), -1)
+        native.enqueue(0, "native.bad", True, 0, 0, 1.0, 1.0, 0, [t],
+                       [t, t], None)
+    with pytest.raises(TypeError, match="name"):
+        native.enqueue(0, 7, True, 0, 0, 1.0, 1.0, 0, [], None, None)
