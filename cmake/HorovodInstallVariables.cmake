@@ -21,17 +21,20 @@ function(_hvd_env_on name out)
   endif()
 endfunction()
 
-function(_hvd_note name text)
+function(_hvd_note name)
   if(DEFINED ENV{${name}})
+    string(JOIN "" text ${ARGN})
     message(STATUS "${name}=$ENV{${name}}: ${text}")
   endif()
 endfunction()
 
-# Records that `target` must exist once everything is configured, or the
-# configure fails with `why`.
-function(_hvd_require variable target why)
+# Records that `target`, built when `option` is on (- for none), must
+# exist once everything is configured, or the configure fails saying why
+# (the rest).
+function(_hvd_require variable target option)
+  string(JOIN "" why ${ARGN})
   set_property(GLOBAL APPEND PROPERTY HOROVOD_REQUIRED_TARGETS
-    "${variable}|${target}|${why}")
+    "${variable}|${target}|${option}|${why}")
 endfunction()
 
 # HOROVOD_WITH_<X>=1 / HOROVOD_WITHOUT_<X>=1 for a plugin built from
@@ -47,7 +50,13 @@ function(_hvd_plugin_switch name option target missing)
     set(${option} OFF PARENT_SCOPE)
     message(STATUS "HOROVOD_WITHOUT_${name}=1: ${option}=OFF")
   elseif(with)
-    _hvd_require(HOROVOD_WITH_${name} ${target} "${missing}")
+    # The adapter's option defaults to whether TensorFlow is found, so only
+    # a transport's being OFF says it was switched off.
+    set(switch ${option})
+    if(name STREQUAL "TENSORFLOW")
+      set(switch -)
+    endif()
+    _hvd_require(HOROVOD_WITH_${name} ${target} ${switch} "${missing}")
   endif()
 endfunction()
 
@@ -58,14 +67,14 @@ function(_hvd_operations_library variable)
   endif()
   string(TOUPPER "$ENV{${variable}}" library)
   if(library STREQUAL "NCCL")
-    _hvd_require(${variable} horovod-transport-nccl
+    _hvd_require(${variable} horovod-transport-nccl HOROVOD_TRANSPORT_NCCL
       "NCCL and the CUDA runtime were not found (CUDAToolkit_ROOT, "
       "HOROVOD_CUDA_HOME, HOROVOD_NCCL_HOME)")
   elseif(library STREQUAL "MPI")
-    _hvd_require(${variable} horovod-transport-mpi
+    _hvd_require(${variable} horovod-transport-mpi HOROVOD_TRANSPORT_MPI
       "no MPI was found (Debian: libopenmpi-dev)")
   elseif(library STREQUAL "GLOO")
-    _hvd_require(${variable} horovod-transport-gloo
+    _hvd_require(${variable} horovod-transport-gloo HOROVOD_TRANSPORT_GLOO
       "no Gloo was found (Debian: libgloo-dev)")
   elseif(library STREQUAL "CCL" OR library STREQUAL "DDL")
     message(FATAL_ERROR "${variable}=$ENV{${variable}}: this Horovod has no "
@@ -176,7 +185,11 @@ function(horovod_check_install_requirements)
     string(REPLACE "|" ";" requirement "${requirement}")
     list(GET requirement 0 variable)
     list(GET requirement 1 target)
-    list(GET requirement 2 why)
+    list(GET requirement 2 option)
+    list(GET requirement 3 why)
+    if(NOT option STREQUAL "-" AND DEFINED ${option} AND NOT ${${option}})
+      set(why "${option} is OFF")
+    endif()
     if(TARGET ${target})
       message(STATUS "${variable}=$ENV{${variable}}: ${target} is built")
     else()
