@@ -12,9 +12,16 @@ import launcher_testlib as lib
 
 class CheckBuild(unittest.TestCase):
     def test_runs_the_horovod_info_beside_it(self):
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as prefix:
+            # A prefix of its own: bin/horovodrun, and the horovod package
+            # at ../python from it, as in the build tree.
+            tmp = os.path.join(prefix, "bin")
+            os.mkdir(tmp)
             run = os.path.join(tmp, "horovodrun")
             shutil.copy(lib.horovodrun(), run)
+            os.symlink(os.path.join(os.path.dirname(lib.horovodrun()), "..",
+                                    "python"),
+                       os.path.join(prefix, "python"))
             result = subprocess.run([run, "--check-build"], text=True,
                                     capture_output=True)
             self.assertEqual(result.returncode, 1)

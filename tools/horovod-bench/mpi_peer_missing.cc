@@ -1,4 +1,4 @@
-// The build without MPI (CMake found no Open MPI).
+// The build without MPI (no Open MPI found, or HOROVOD_BENCH_PEERS=OFF).
 #include "common/error.h"
 #include "mpi_peer.h"
 
@@ -8,7 +8,7 @@ std::unique_ptr<Layer> make_mpi_peer(hvd_collective, bool) {
   throw hvd::Error(
       HVD_ERR_UNSUPPORTED,
       "--peer mpi: this horovod-bench was built without MPI (CMake "
-      "found no Open MPI when it was configured)");
+      "found no Open MPI, or HOROVOD_BENCH_PEERS was OFF, as for a wheel)");
 }
 
 }  // namespace hvd_bench

@@ -21,6 +21,7 @@ std::string indented(const std::string& text, size_t column) {
 }
 
 std::string found_status(const PluginLoader::Found& found) {
+  if (found.error.rfind("not loadable: ", 0) == 0) return found.error;
   if (!found.error.empty()) return "fails: " + found.error;
   return "ABI " + std::to_string(found.abi_major) + "." +
          std::to_string(found.abi_minor) + ", version " +

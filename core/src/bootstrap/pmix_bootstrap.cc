@@ -1,11 +1,10 @@
 #include "bootstrap/pmix_bootstrap.h"
 
-#include <pmix.h>
-
 #include <algorithm>
 #include <cstring>
 #include <thread>
 
+#include "bootstrap/pmix_library.h"
 #include "common/error.h"
 
 namespace hvd {
@@ -13,8 +12,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+const PmixLibrary& pmix() { return pmix_library(); }
+
 std::string pmix_text(pmix_status_t rc) {
-  return std::string(PMIx_Error_string(rc)) + " (" + std::to_string(rc) + ")";
+  return std::string(pmix().error_string(rc)) + " (" + std::to_string(rc) + ")";
 }
 
 // PMIX_TIMEOUT counts whole seconds, and 0 would mean "forever".
@@ -45,7 +46,7 @@ PmixBootstrap::PmixBootstrap(std::chrono::milliseconds start_timeout) {
   collective_timeout_ = bounded(start_timeout);
   pmix_proc_t me;
   PMIX_PROC_CONSTRUCT(&me);
-  pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
+  pmix_status_t rc = pmix().init(&me, nullptr, 0);
   if (rc != PMIX_SUCCESS) {
     throw Error(HVD_ERR_SYSTEM,
                 "bootstrap (pmix): PMIx_Init failed: " + pmix_text(rc) +
@@ -56,25 +57,25 @@ PmixBootstrap::PmixBootstrap(std::chrono::milliseconds start_timeout) {
 
   pmix_proc_t job = proc_of(nspace_, PMIX_RANK_WILDCARD);
   pmix_value_t* value = nullptr;
-  rc = PMIx_Get(&job, PMIX_JOB_SIZE, nullptr, 0, &value);
+  rc = pmix().get(&job, PMIX_JOB_SIZE, nullptr, 0, &value);
   if (rc != PMIX_SUCCESS || !value || value->type != PMIX_UINT32) {
-    if (value) PMIX_VALUE_RELEASE(value);
-    PMIx_Finalize(nullptr, 0);
+    if (value) pmix().release(value);
+    pmix().finalize(nullptr, 0);
     throw Error(HVD_ERR_SYSTEM,
                 "bootstrap (pmix): rank " + std::to_string(rank_) +
                     ": cannot read PMIX_JOB_SIZE: " + pmix_text(rc));
   }
   size_ = static_cast<int>(value->data.uint32);
-  PMIX_VALUE_RELEASE(value);
+  pmix().release(value);
   try {
     compute_layout();
   } catch (...) {
-    PMIx_Finalize(nullptr, 0);
+    pmix().finalize(nullptr, 0);
     throw;
   }
 }
 
-PmixBootstrap::~PmixBootstrap() { PMIx_Finalize(nullptr, 0); }
+PmixBootstrap::~PmixBootstrap() { pmix().finalize(nullptr, 0); }
 
 void PmixBootstrap::put(const std::string& key,
                         const std::vector<uint8_t>& value) {
@@ -86,8 +87,8 @@ void PmixBootstrap::put(const std::string& key,
   v.data.bo.bytes = reinterpret_cast<char*>(const_cast<uint8_t*>(value.data()));
   v.data.bo.size = value.size();
   std::lock_guard<std::mutex> lock(mutex_);
-  pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &v);
-  if (rc == PMIX_SUCCESS) rc = PMIx_Commit();
+  pmix_status_t rc = pmix().put(PMIX_GLOBAL, key.c_str(), &v);
+  if (rc == PMIX_SUCCESS) rc = pmix().commit();
   if (rc != PMIX_SUCCESS) {
     throw Error(HVD_ERR_SYSTEM, "bootstrap (pmix): rank " +
                                     std::to_string(rank_) + ": putting key '" +
@@ -116,18 +117,18 @@ std::vector<uint8_t> PmixBootstrap::get(int rank, const std::string& key,
     pmix_info_t info;
     PMIX_INFO_CONSTRUCT(&info);
     int seconds = timeout_seconds(left);
-    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+    pmix().info_load(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
     pmix_value_t* value = nullptr;
-    pmix_status_t rc = PMIx_Get(&peer, key.c_str(), &info, 1, &value);
-    PMIX_INFO_DESTRUCT(&info);
+    pmix_status_t rc = pmix().get(&peer, key.c_str(), &info, 1, &value);
+    pmix().destruct(&info);
     if (rc == PMIX_SUCCESS && value && value->type == PMIX_BYTE_OBJECT) {
       const uint8_t* bytes =
           reinterpret_cast<const uint8_t*>(value->data.bo.bytes);
       std::vector<uint8_t> out(bytes, bytes + value->data.bo.size);
-      PMIX_VALUE_RELEASE(value);
+      pmix().release(value);
       return out;
     }
-    if (value) PMIX_VALUE_RELEASE(value);
+    if (value) pmix().release(value);
     if (rc == PMIX_SUCCESS) {
       throw Error(HVD_ERR_SYSTEM, "bootstrap (pmix): key '" + key +
                                       "' of rank " + std::to_string(rank) +
@@ -159,11 +160,11 @@ void PmixBootstrap::fence(bool collect_data) {
   PMIX_INFO_CONSTRUCT(&info[0]);
   PMIX_INFO_CONSTRUCT(&info[1]);
   int seconds = timeout_seconds(collective_timeout_);
-  PMIX_INFO_LOAD(&info[0], PMIX_TIMEOUT, &seconds, PMIX_INT);
-  PMIX_INFO_LOAD(&info[1], PMIX_COLLECT_DATA, &collect_data, PMIX_BOOL);
-  pmix_status_t rc = PMIx_Fence(nullptr, 0, info, 2);
-  PMIX_INFO_DESTRUCT(&info[0]);
-  PMIX_INFO_DESTRUCT(&info[1]);
+  pmix().info_load(&info[0], PMIX_TIMEOUT, &seconds, PMIX_INT);
+  pmix().info_load(&info[1], PMIX_COLLECT_DATA, &collect_data, PMIX_BOOL);
+  pmix_status_t rc = pmix().fence(nullptr, 0, info, 2);
+  pmix().destruct(&info[0]);
+  pmix().destruct(&info[1]);
   if (rc != PMIX_SUCCESS) {
     throw Error(rc == PMIX_ERR_TIMEOUT ? HVD_ERR_TIMEOUT : HVD_ERR_PEER_FAILED,
                 "bootstrap (pmix): rank " + std::to_string(rank_) +

@@ -38,13 +38,21 @@ std::string file_name(int kind, const std::string& name) {
          ".so";
 }
 
-// dlerror() usually starts with the path we just gave it; say it once.
+// dlerror() usually starts with the path we just gave it; say it once. A
+// library the plugin links that this machine lacks (Open MPI, UCX, Gloo ...
+// on a machine without them) is named as such: "not loadable: <library>
+// missing".
 std::string dlopen_reason(const std::string& path) {
   const char* text = dlerror();
   std::string reason = text ? text : "dlopen failed";
   const std::string prefix = path + ": ";
   if (reason.compare(0, prefix.size(), prefix) == 0) {
     reason.erase(0, prefix.size());
+  }
+  const std::string no_file = ": cannot open shared object file";
+  size_t at = reason.find(no_file);
+  if (at != std::string::npos && reason.find(": ") == at) {
+    reason = "not loadable: " + reason.substr(0, at) + " missing";
   }
   return reason;
 }

@@ -1,22 +1,28 @@
-"""The `horovodrun` command: runs the launcher shipped in this package
-(bin/horovodrun, the same file the C++ build installs)."""
+"""horovodrun: starts a Horovod job.
 
-import os
-import runpy
+It spawns the ranks (local ones directly, remote ones through a launch
+command, ssh by default), serves them the rendezvous store they find each
+other through (tools/horovodrun/PROTOCOL.md), forwards their output with a
+rank prefix, forwards Ctrl-C and SIGTERM, tears the job down when a rank
+fails, and removes what the job left in /dev/shm and /tmp.
+
+One module a job: command_line (flags), hosts and placement (who runs
+where), network (the service's address), protocol and rendezvous (the
+store), environment and remote (what a rank is told, how a remote one
+starts), processes (one rank's process and output), job (a fixed set of
+ranks under supervision), mpi (--mpi), cleanup, launch (the dispatch).
+The `horovodrun` console script and bin/horovodrun are thin entry points
+over main().
+"""
+
 import sys
 
 
-def launcher_path():
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(here, "bin", "horovodrun")
-
-
-def main():
-    path = launcher_path()
-    if not os.path.exists(path):
-        sys.stderr.write(f"horovodrun: {path} is missing: the horovod "
-                         f"package is incomplete\n")
-        return 1
-    sys.argv[0] = path
-    runpy.run_path(path, run_name="__main__")
-    return 0
+def main(argv=None, tools_dir=None):
+    """Runs horovodrun with `argv` (default: the process's arguments) and
+    returns its exit status. `tools_dir`: where horovod-info is (default:
+    the package's bin/)."""
+    from horovod.runner.launch import run_command_line
+    from horovod.tools import tools_dir as package_tools_dir
+    return run_command_line(sys.argv[1:] if argv is None else argv,
+                            tools_dir or package_tools_dir())

@@ -25,5 +25,6 @@ loss = hvd.allreduce(loss.detach(), name="final_loss")
 weights = hvd.allgather(model.weight.detach().view(1, 1))
 assert torch.allclose(weights, weights[0].expand_as(weights)), weights
 assert loss.item() < 1e-3, loss.item()
-print(f"rank {hvd.rank()}: loss {loss.item():.2e}, weight "
-      f"{model.weight.item():.3f}, bias {model.bias.item():.3f}")
+print(f"rank {hvd.rank()}: torch {torch.__version__.split('+')[0]}, loss "
+      f"{loss.item():.2e}, weight {model.weight.item():.3f}, bias "
+      f"{model.bias.item():.3f}")
