@@ -89,7 +89,7 @@ def test_process_set_collectives(sets):
             with pytest.raises(ValueError, match="not part of"):
                 hvd.allreduce(torch.ones(2), process_set=ps)
             continue
-        n, me = ps.size(), ps.rank()
+        n = ps.size()
         t = torch.ones(4) * (RANK + 1)
         total = float(sum(r + 1 for r in ps.ranks))
         assert torch.equal(hvd.allreduce(t, op=hvd.Sum, process_set=ps),
@@ -120,7 +120,7 @@ def test_process_set_gradients(sets):
     # Horovod's gradients within a set: each rank r of the set feeds the
     # output gradient (r + 1) * ones; averages and sums are over the set.
     for ps in [s for s in sets if s is not None and s.included()]:
-        n, me, weight = ps.size(), ps.rank(), RANK + 1
+        n, weight = ps.size(), RANK + 1
         mean = set_weight_mean(ps)
         x = torch.ones(2, 3, requires_grad=True)
         hvd.allreduce(x, op=hvd.Sum, process_set=ps).backward(
