@@ -3,8 +3,6 @@ job's ranks the accuracy it reaches on one rank (run alongside, as a
 separate single-process job)."""
 
 import os
-import re
-import subprocess
 import sys
 
 import horovod.mxnet as hvd
@@ -12,31 +10,25 @@ import horovod.mxnet as hvd
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "..", "examples", "mxnet")
 sys.path.insert(0, EXAMPLES)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support", "python"))
+
+from example_jobs import ACCURACY, single_rank_job  # noqa: E402
 
 import mxnet_digits  # noqa: E402
 
 hvd.init()
-_ACCURACY = re.compile(r"ranks (\d+): final test accuracy ([0-9.]+)%")
-
-
-def single_rank_job(script, *args):
-    """Starts script as a job of its own, of one rank (no launcher)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HOROVOD_", "OMPI_", "PMIX_"))}
-    return subprocess.Popen([sys.executable, os.path.join(EXAMPLES, script),
-                             *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
 
 
 def test_digits_accuracy_matches_one_rank():
     args = ["--quiet", "--epochs", "10"]
-    reference = single_rank_job("mxnet_digits.py", *args) \
+    reference = single_rank_job(EXAMPLES, "mxnet_digits.py", *args) \
         if hvd.rank() == 0 else None
     accuracy = mxnet_digits.train(mxnet_digits.parse_args(args))
     single = None
     if reference is not None:
         out, _ = reference.communicate(timeout=240)
-        match = _ACCURACY.search(out)
+        match = ACCURACY.search(out)
         assert reference.returncode == 0 and match, out
         assert match.group(1) == "1"
         single = float(match.group(2)) / 100

@@ -3,8 +3,6 @@ job's ranks the accuracy it reaches on one rank (run alongside, as a
 separate single-process job), and the DistributedGradientTape loop learns."""
 
 import os
-import re
-import subprocess
 import sys
 
 import pytest
@@ -18,26 +16,20 @@ pytest.importorskip("sklearn")
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "..", "examples", "tensorflow")
 sys.path.insert(0, EXAMPLES)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support", "python"))
+
+from example_jobs import ACCURACY, single_rank_job  # noqa: E402
 
 import tensorflow_gradient_tape_digits  # noqa: E402
 import tensorflow_keras_digits  # noqa: E402
 
 hvd.init()
-_ACCURACY = re.compile(r"ranks (\d+): final test accuracy ([0-9.]+)%")
-
-
-def single_rank_job(script, *args):
-    """Starts script as a job of its own, of one rank (no launcher)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HOROVOD_", "OMPI_", "PMIX_"))}
-    return subprocess.Popen([sys.executable, os.path.join(EXAMPLES, script),
-                             *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
 
 
 def test_keras_digits_accuracy_matches_one_rank():
     args = ["--quiet"]
-    reference = single_rank_job("tensorflow_keras_digits.py", *args) \
+    reference = single_rank_job(EXAMPLES, "tensorflow_keras_digits.py", *args) \
         if hvd.rank() == 0 else None
     accuracy = tensorflow_keras_digits.train(
         tensorflow_keras_digits.parse_args(args))
@@ -45,7 +37,7 @@ def test_keras_digits_accuracy_matches_one_rank():
         single = None
     else:
         out, _ = reference.communicate(timeout=240)
-        match = _ACCURACY.search(out)
+        match = ACCURACY.search(out)
         assert reference.returncode == 0 and match, out
         assert match.group(1) == "1"
         single = float(match.group(2)) / 100
@@ -60,6 +52,6 @@ def test_gradient_tape_loop_learns(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["x", "--steps", "240"])
     tensorflow_gradient_tape_digits.main()
     if hvd.rank() == 0:
-        match = _ACCURACY.search(capsys.readouterr().out)
+        match = ACCURACY.search(capsys.readouterr().out)
         assert match and float(match.group(2)) > 85, match
     hvd.barrier()
