@@ -58,11 +58,11 @@ def parse_args(argv):
                         "(HOROVOD_STALL_CHECK_DISABLE=1)")
     p.add_argument("--stall-check-warning-time-seconds", type=float,
                    help="seconds a tensor may wait for the other ranks "
-                        "before rank 0 warns (default 60; "
+                        "before every rank warns (default 60; "
                         "HOROVOD_STALL_CHECK_TIME_SECONDS)")
     p.add_argument("--stall-check-shutdown-time-seconds", type=float,
                    help="seconds a stalled tensor may wait before the job "
-                        "fails (default 0: never; "
+                        "fails (default 1800; 0: never; "
                         "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS)")
     p.add_argument("--log-level",
                    choices=["trace", "debug", "info", "warning", "error",
