@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   hvd_status s = HVD_OK;
   std::string message;
   double waited = 0;
-  for (int attempt = 0; attempt < 20 && s == HVD_OK; ++attempt) {
+  for (int attempt = 0; attempt < 100 && s == HVD_OK; ++attempt) {
     const std::string big_name = "big." + std::to_string(attempt);
     const std::string trigger_name = "trigger." + std::to_string(attempt);
     hvd_handle* h = nullptr;
