@@ -66,7 +66,7 @@ typedef void (*hvd_done_fn)(void* user, hvd_status status, const char* message);
  * 64-bit element counts (2^31 and more are fine); they must be compact
  * row-major: a tensor with other strides is rejected by hvd_enqueue with
  * HVD_ERR_INVALID_ARGUMENT naming the op and the tensor (make it contiguous
- * first). Host memory only for now (other kinds: HVD_ERR_UNSUPPORTED).
+ * first). Host memory, and CUDA memory where hvd_accepts_memory says so.
  * Ranks that disagree about an op of the same name (collective, dtype,
  * shape, op, scale factors, root, grouping) fail it on every rank with
  * HVD_ERR_MISMATCH and a message naming the tensor, the ranks and the
@@ -176,6 +176,14 @@ HVD_EXPORT hvd_status hvd_process_set_rank(int32_t id, int32_t* rank,
  * core moves such tensors directly or stages them through host memory (it
  * logs which). Needs no hvd_init. */
 HVD_EXPORT int32_t hvd_accepts_memory(int32_t kind, int32_t device_id);
+
+/* The core's device layer (host.h): what a caller creates the streams and
+ * events of hvd_op with, and waits on. A stream created on host device 0
+ * is the fake device: host memory with stream and event semantics (a
+ * worker thread per stream), on which hvd_op takes the device path that
+ * CUDA tensors take, so its ordering runs without a GPU. Needs no
+ * hvd_init; valid for the life of the process. */
+HVD_EXPORT const hvd_device_api* hvd_device_layer(void);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "device/cuda/kernels.h"
 #include "horovod/host.h"
 #include "horovod_plugin/enums.h"
 
@@ -46,6 +48,23 @@ size_t copy_large_threshold();
 // on the calling thread for a NULL stream. fn must not call the device
 // layer for the same stream.
 hvd_status launch_host_func(hvd_stream stream, void (*fn)(void*), void* arg);
+
+// One copy of a batch: `bytes` from `src` to `dst` (src NULL: zeros).
+using CopyEntry = hvd_cuda_copy;
+
+// Every copy of `copies` in one launch ordered on `stream`, both sides on
+// `device`: one kernel (per 64 copies) on a CUDA stream, one work item on
+// a fake-device stream, at once on the calling thread for a NULL stream and
+// host memory. A copy that fails on a stream fails the stream (its later
+// events report it). Test knob of the fake device:
+// HOROVOD_FAKE_DEVICE_FAIL_COPY=N fails the N-th copy (from 1) this process
+// runs on fake-device streams; the copies before it land.
+hvd_status batched_copy(hvd_device device, const std::vector<CopyEntry>& copies,
+                        hvd_stream stream);
+
+// "" when the device layer runs the batched copy and scale kernels on
+// `device`; else why not ("CUDA kernels not found (...)").
+std::string fusion_kernels_unavailable(hvd_device device);
 
 // "" when tensors on `device` can be used here; else why not ("CUDA device
 // 0 is not usable: no CUDA device"). Host device 0 is always usable.

@@ -1,12 +1,14 @@
 // The hvd_device_api table: host memory (a NULL stream runs on the calling
 // thread, a created stream is a fake device with a worker thread), CUDA
-// through the runtime loaded on demand. Reduction and scaling on CUDA
-// memory are not available yet: they answer HVD_ERR_UNSUPPORTED.
+// through the runtime loaded on demand, its kernels (cuda_kernels.h) too.
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
 #include "common/error.h"
+#include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
 #include "device/device.h"
 #include "device/host_stream.h"
@@ -161,9 +163,10 @@ hvd_status stream_wait_event(void*, hvd_stream stream, hvd_event event) {
     }
     if (stream->host) {
       auto [state, position] = event->host.capture();
-      if (state) {
-        stream->host->enqueue([state = std::move(state), position] {
+      if (state) {  // a failure of the awaited stream spreads, as in CUDA
+        stream->host->enqueue_fallible([state = std::move(state), position] {
           state->wait_for(position);
+          return state->failure_at(position);
         });
       }
     } else {
@@ -234,7 +237,15 @@ hvd_status event_query(void*, hvd_event event) {
   return guard([&] {
     if (event == nullptr) invalid("event_query: event is NULL");
     if (event->device.kind == HVD_MEM_HOST) {
-      return event->host.complete() ? HVD_OK : HVD_AGAIN;
+      if (!event->host.complete()) return HVD_AGAIN;
+      const std::string failure = event->host.failure();
+      if (!failure.empty()) {
+        throw Error(HVD_ERR_SYSTEM,
+                    "device layer: work on the fake device "
+                    "failed before the event: " +
+                        failure);
+      }
+      return HVD_OK;
     }
     const CudaRuntime& cuda = CudaRuntime::get();
     const CudaRuntime::Error error = cuda.EventQuery(event->cuda);
@@ -331,11 +342,32 @@ hvd_status memcpy_async(void*, void* dst, hvd_device dst_device,
   });
 }
 
-void check_kernel_device(hvd_device device, const char* what) {
-  if (device.kind == HVD_MEM_CUDA) {
+// The CUDA kernels for work on `device`, with the device made current for
+// the guard's lifetime.
+const CudaKernels& cuda_kernels_for(hvd_device device, const char* what) {
+  const CudaKernels& kernels = CudaKernels::get();
+  if (!kernels.loaded()) {
     unsupported(std::string(what) +
-                " on CUDA memory: no CUDA kernels in this build");
+                " on CUDA memory: " + kernels.unavailable_reason());
   }
+  cuda_for(device);
+  return kernels;
+}
+
+void* cuda_stream_of(hvd_stream stream, const char* what) {
+  if (stream == nullptr) return nullptr;  // the legacy default stream
+  if (stream->device.kind != HVD_MEM_CUDA) {
+    unsupported(std::string(what) + " on CUDA memory ordered on a " +
+                describe(stream->device) + " stream");
+  }
+  return stream->cuda;
+}
+
+void launch_check(CudaRuntime::Error error, const char* what) {
+  cuda_check(CudaRuntime::get(), error, what);
+}
+
+void check_kernel_device(hvd_device device, const char* what) {
   if (device.kind != HVD_MEM_HOST) {
     unsupported(std::string(what) + " on " + describe(device));
   }
@@ -346,6 +378,20 @@ hvd_status reduce(void*, hvd_device device, hvd_dtype dtype, hvd_reduce_op op,
                   void* dst, const void* a, const void* b, size_t count,
                   hvd_stream stream) {
   return guard([&] {
+    if (device.kind == HVD_MEM_CUDA) {
+      reduce_host(dtype, op, dst, a, b, 0);  // validates dtype and op
+      const CudaKernels& k = cuda_kernels_for(device, "reduce");
+      if (count == 0) return HVD_OK;
+      if (dst == nullptr || a == nullptr || b == nullptr) {
+        invalid("reduce: NULL pointer");
+      }
+      CudaDeviceGuard on(CudaRuntime::get(), device.id);
+      launch_check(on.status(), "cudaSetDevice");
+      launch_check(k.reduce(dtype, op, dst, a, b, count,
+                            cuda_stream_of(stream, "reduce")),
+                   "reduction kernel launch");
+      return HVD_OK;
+    }
     check_kernel_device(device, "reduce");
     if (count == 0) {
       reduce_host(dtype, op, dst, a, b, 0);  // validates dtype and op
@@ -367,6 +413,18 @@ hvd_status reduce(void*, hvd_device device, hvd_dtype dtype, hvd_reduce_op op,
 hvd_status scale(void*, hvd_device device, hvd_dtype dtype, void* buf,
                  size_t count, double factor, hvd_stream stream) {
   return guard([&] {
+    if (device.kind == HVD_MEM_CUDA) {
+      scale_host(dtype, buf, 0, factor);  // validates dtype
+      const CudaKernels& k = cuda_kernels_for(device, "scale");
+      if (count == 0 || factor == 1.0) return HVD_OK;
+      if (buf == nullptr) invalid("scale: NULL pointer");
+      CudaDeviceGuard on(CudaRuntime::get(), device.id);
+      launch_check(on.status(), "cudaSetDevice");
+      launch_check(
+          k.scale(dtype, buf, count, factor, cuda_stream_of(stream, "scale")),
+          "scale kernel launch");
+      return HVD_OK;
+    }
     check_kernel_device(device, "scale");
     scale_host(dtype, buf, 0, factor);  // validates dtype
     if (count == 0) return HVD_OK;
@@ -396,6 +454,69 @@ hvd_status launch_host_func(hvd_stream stream, void (*fn)(void*), void* arg) {
     }
     return HVD_OK;
   });
+}
+
+namespace {
+
+// HOROVOD_FAKE_DEVICE_FAIL_COPY, read once (0: no failure).
+uint64_t failing_copy() {
+  static const uint64_t n = [] {
+    const char* text = std::getenv("HOROVOD_FAKE_DEVICE_FAIL_COPY");
+    return text != nullptr ? std::strtoull(text, nullptr, 10) : 0ull;
+  }();
+  return n;
+}
+
+// Runs the copies in order; "" or why the injected failure stopped them.
+std::string host_copies(const std::vector<CopyEntry>& copies) {
+  static std::atomic<uint64_t> copies_run{0};
+  const uint64_t fail = failing_copy();
+  for (const CopyEntry& c : copies) {
+    if (fail != 0 && ++copies_run == fail) {
+      return "copy " + std::to_string(fail) + " of " + std::to_string(c.bytes) +
+             " bytes failed (HOROVOD_FAKE_DEVICE_FAIL_COPY)";
+    }
+    if (c.bytes == 0 || c.dst == c.src) continue;
+    if (c.src != nullptr) {
+      copy_large(c.dst, c.src, c.bytes);
+    } else {
+      std::memset(c.dst, 0, c.bytes);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+hvd_status batched_copy(hvd_device device, const std::vector<CopyEntry>& copies,
+                        hvd_stream stream) {
+  return guard([&] {
+    if (device.kind == HVD_MEM_CUDA) {
+      const CudaKernels& k = cuda_kernels_for(device, "batched copy");
+      if (copies.empty()) return HVD_OK;
+      CudaDeviceGuard on(CudaRuntime::get(), device.id);
+      launch_check(on.status(), "cudaSetDevice");
+      launch_check(k.batched_copy(copies.data(), copies.size(),
+                                  cuda_stream_of(stream, "batched copy")),
+                   "batched copy kernel launch");
+      return HVD_OK;
+    }
+    check_kernel_device(device, "batched copy");
+    if (HostStream* s = host_stream(stream, "batched copy")) {
+      s->enqueue_fallible([copies] { return host_copies(copies); });
+      return HVD_OK;
+    }
+    const std::string failure = host_copies(copies);
+    if (!failure.empty())
+      throw Error(HVD_ERR_SYSTEM, "device layer: " + failure);
+    return HVD_OK;
+  });
+}
+
+std::string fusion_kernels_unavailable(hvd_device device) {
+  if (device.kind != HVD_MEM_CUDA) return device_unusable(device);
+  const CudaKernels& kernels = CudaKernels::get();
+  return kernels.loaded() ? "" : kernels.unavailable_reason();
 }
 
 std::string device_unusable(hvd_device device) {

@@ -313,4 +313,8 @@ HVD_EXPORT int32_t hvd_accepts_memory(int32_t kind, int32_t device_id) {
   return hvd::device_unusable(device).empty() ? 1 : 0;
 }
 
+HVD_EXPORT const hvd_device_api* hvd_device_layer(void) {
+  return hvd::device_api();
+}
+
 }  // extern "C"

@@ -44,7 +44,8 @@ Executor::Executor(p2p::Engine& engine, ReducerSet& reducers, Complete complete)
     : engine_(engine),
       reducers_(reducers),
       nested_(reducers),
-      complete_(std::move(complete)) {
+      complete_(std::move(complete)),
+      device_fusion_(engine) {
   for (Slot& slot : slots_) slot.buffer.set_engine(&engine_);
   engine_.set_nested(&nested_);
 }
@@ -62,6 +63,13 @@ Executor::~Executor() {
 
 void Executor::push(ProcessSet* set, Response response) {
   queue_.emplace_back(set, std::move(response));
+}
+
+bool Executor::awaiting_device() const {
+  for (const Slot& slot : slots_) {
+    if (slot.busy && slot.device_run.issued) return true;
+  }
+  return false;
 }
 
 bool Executor::idle() const {
@@ -212,31 +220,8 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   slot.staged = false;
   slot.device = {HVD_MEM_HOST, 0};
   slot.stream = nullptr;
-  if (r.mem_kind != HVD_MEM_HOST) {
-    slot.device = {r.mem_kind, r.device_id};
-    for (PendingOp* op : slot.ops) {
-      if (op && op->stream) {
-        slot.stream = op->stream;
-        break;
-      }
-    }
-    // The fusion buffer is host memory, and so are outputs the core
-    // allocated: device tensors that do not run in place are staged.
-    slot.staged = stage_device_memory(slot) || !direct ||
-                  scales_values(r.collective, r.op, r.prescale, r.postscale);
-    for (size_t e = 0; e < slot.ops.size() && !slot.staged; ++e) {
-      if (!slot.ops[e]) continue;
-      for (const TensorView& out : slot.ops[e]->outputs) {
-        if (out.device.kind != r.mem_kind) slot.staged = true;
-      }
-    }
-    if (slot.staged) {
-      slot.args.device = {HVD_MEM_HOST, 0};
-      direct = false;
-    } else {
-      slot.args.stream = slot.stream;
-    }
-  }
+  slot.device_run = DeviceRun{};
+  plan_device(slot, direct);
   slot.direct = direct;
   p2p::Engine::set_memory(&slot.p2p, slot.args.device);
   switch (r.collective) {
@@ -258,6 +243,7 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
     default:
       throw Error(HVD_ERR_INTERNAL, "no data path for " + describe(slot));
   }
+  if (slot.device_run.active) take_scaling(slot);
   if (slot.move_data) {
     slot.turn = next_turn_++;
     uint64_t bytes = response_bytes(r, set->size());
@@ -378,7 +364,7 @@ void Executor::plan_allreduce(Slot& slot, bool direct) {
     return;
   }
   uint64_t total = response_bytes(r, slot.set->size());
-  uint8_t* base = slot.buffer.ensure(total);
+  uint8_t* base = fusion_base(slot, total);
   uint64_t off = 0;
   for (size_t e = 0; e < r.entries.size(); ++e) {
     PendingOp* op = slot.ops[e];
@@ -416,7 +402,7 @@ void Executor::plan_broadcast(Slot& slot, bool direct) {
     return;
   }
   uint64_t total = response_bytes(r, slot.set->size());
-  uint8_t* base = slot.buffer.ensure(total);
+  uint8_t* base = fusion_base(slot, total);
   uint64_t off = 0;
   for (size_t e = 0; e < r.entries.size(); ++e) {
     PendingOp* op = slot.ops[e];
@@ -462,7 +448,7 @@ void Executor::plan_allgather(Slot& slot, bool direct) {
     a.recv = slot.ops[0]->outputs[0].data;
     return;
   }
-  uint8_t* base = slot.buffer.ensure(total * esize);
+  uint8_t* base = fusion_base(slot, total * esize);
   for (int32_t k = 0; k < size; ++k) {
     uint64_t off = slot.displs[k] * esize;
     for (size_t e = 0; e < r.entries.size(); ++e) {
@@ -523,7 +509,7 @@ void Executor::plan_alltoall(Slot& slot, bool direct) {
   uint64_t send_bytes =
       (slot.send_displs.back() + slot.send_counts.back()) * esize;
   uint64_t recv_bytes = (slot.displs.back() + slot.counts.back()) * esize;
-  uint8_t* base = slot.buffer.ensure(send_bytes + recv_bytes);
+  uint8_t* base = fusion_base(slot, send_bytes + recv_bytes);
   if (op) slot.copy_in.push_back({base, op->inputs[0].data, send_bytes});
   if (op && slot.op_errors[0].empty()) {
     slot.copy_out.push_back(
@@ -561,7 +547,7 @@ void Executor::plan_reducescatter(Slot& slot, bool direct) {
     a.recv = slot.ops[0]->outputs[0].data;
     return;
   }
-  uint8_t* base = slot.buffer.ensure((total + slot.counts[me]) * esize);
+  uint8_t* base = fusion_base(slot, (total + slot.counts[me]) * esize);
   uint8_t* recv = base + total * esize;
   for (int32_t k = 0; k < size; ++k) {
     uint64_t off = slot.displs[k] * esize;
@@ -678,9 +664,14 @@ bool Executor::advance(Slot& slot) {
     return false;
   }
   if (slot.stage == Stage::kCopyIn) {
-    moved = slot.job < slot.copy_in.size();
-    if (!copy(slot, slot.copy_in)) return true;
-    if (slot.device.kind != HVD_MEM_HOST) finish_device_copies(slot);
+    if (slot.device_run.active) {
+      moved = !slot.device_run.issued;
+      if (!device_stage_done(slot)) return moved;
+    } else {
+      moved = slot.job < slot.copy_in.size();
+      if (!copy(slot, slot.copy_in)) return true;
+      if (slot.device.kind != HVD_MEM_HOST) finish_device_copies(slot);
+    }
     slot.job = 0;
     slot.job_offset = 0;
     if (!slot.direct && !slot.copy_in.empty()) mark(slot, nullptr);
@@ -716,11 +707,15 @@ bool Executor::advance(Slot& slot) {
   }
   if (slot.stage == Stage::kCopyOut) {
     if (slot.job == 0 && slot.job_offset == 0 && !slot.direct &&
-        !slot.copy_out.empty()) {
+        !slot.copy_out.empty() && !slot.device_run.issued) {
       mark(slot, timeline::kMemcpyOut);
     }
-    if (!copy(slot, slot.copy_out)) return true;
-    if (slot.device.kind != HVD_MEM_HOST) finish_device_copies(slot);
+    if (slot.device_run.active) {
+      if (!device_stage_done(slot)) return moved;
+    } else {
+      if (!copy(slot, slot.copy_out)) return true;
+      if (slot.device.kind != HVD_MEM_HOST) finish_device_copies(slot);
+    }
     finish(slot);
     moved = true;
   }

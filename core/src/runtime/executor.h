@@ -6,9 +6,12 @@
 // order, falling through on HVD_ERR_UNSUPPORTED), drives it, copies the
 // results out and completes the ops. A response of one tensor runs straight
 // in the caller's buffers when no transport needs registered memory.
-// Device (CUDA) tensors run in place when the transports move that memory
-// kind (memory_route.h); otherwise they are copied through the host fusion
-// buffer with the device layer, and the host collective runs on it.
+// Device (CUDA) tensors the transports move as they are (memory_route.h),
+// and fake-device tensors (host memory with a stream), take the device
+// fusion path (device_fusion.h): a fusion buffer in device memory, batched
+// copies and scaling on the stream, completion by event. Otherwise CUDA
+// tensors are copied through the host fusion buffer with the device layer,
+// and the host collective runs on it.
 //
 // Errors, barriers and joins need no data and complete when reached.
 // Everything runs on the background thread; a failure of the data path is
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "p2p/engine.h"
+#include "runtime/device_fusion.h"
 #include "runtime/fusion_buffer.h"
 #include "runtime/messages.h"
 #include "runtime/nested.h"
@@ -44,6 +48,8 @@ class Executor {
 
   void push(ProcessSet* set, Response response);
   bool idle() const;
+  // Whether a slot waits for device work (the caller polls soon).
+  bool awaiting_device() const;
   // Advances the work; true when anything moved.
   bool progress();
   // Aborts the tasks in flight and fails every op the executor holds.
@@ -85,6 +91,7 @@ class Executor {
     bool staged = false;
     hvd_device device{HVD_MEM_HOST, 0};
     hvd_stream stream = nullptr;
+    DeviceRun device_run;  // active: on the device fusion path
     hvd_coll_args args{};
     std::vector<size_t> counts, displs, send_counts, send_displs;
     hvd_p2p_s p2p;
@@ -110,6 +117,16 @@ class Executor {
   // Whether the device memory of the slot's response goes through host
   // memory (decided once per process set and kind, and logged then).
   bool stage_device_memory(const Slot& slot);
+  // Where device tensors (or host tensors with a stream) run: the device
+  // fusion path, in place, or staged; `direct` is cleared unless in place.
+  void plan_device(Slot& slot, bool& direct);
+  // Moves the scale factors from the reducer's arguments to the device run.
+  void take_scaling(Slot& slot);
+  // The fusion buffer of the slot's response: the host one, or in device
+  // memory on the device path.
+  uint8_t* fusion_base(Slot& slot, uint64_t bytes);
+  // Issues the slot's copy stage on the device once; true when it is done.
+  bool device_stage_done(Slot& slot);
   void device_copy(Slot& slot, uint8_t* dst, const uint8_t* src,
                    uint64_t bytes);
   void finish_device_copies(Slot& slot);
@@ -135,6 +152,9 @@ class Executor {
   std::vector<std::string> gpu_transports_;
   // By process set, kind and whether no reducer runs the kind there.
   std::map<std::tuple<int32_t, hvd_mem_kind, bool>, bool> staged_routes_;
+  DeviceFusion device_fusion_;
+  // Process sets whose device path (or why none) is logged, by kind.
+  std::map<std::tuple<int32_t, hvd_mem_kind>, bool> device_path_logged_;
 };
 
 }  // namespace hvd::runtime

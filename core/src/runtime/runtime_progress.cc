@@ -248,8 +248,15 @@ void Runtime::wait_for_next_cycle() {
       // next cycle, with whatever else comes by then.
       if (now >= deadline && has_new_.exchange(false)) return;
       if (!moved) {
+        // Device work is polled (its events have no file descriptor).
+        constexpr auto kDevicePoll = std::chrono::microseconds(50);
+        auto left = (has_new_ ? deadline : busy_deadline) - now;
+        if (executor_->awaiting_device()) {
+          left =
+              std::min<std::chrono::steady_clock::duration>(left, kDevicePoll);
+        }
         sleeping_ = true;
-        engine_->wait((has_new_ ? deadline : busy_deadline) - now, wake_fd_);
+        engine_->wait(left, wake_fd_);
         sleeping_ = false;
         drain_wake_fd();
       }
