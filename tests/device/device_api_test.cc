@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 
 #include "common/error.h"
 #include "device/device.h"
+#include "device/host_stream.h"
 
 namespace hvd::test {
 namespace {
@@ -213,6 +215,51 @@ TEST_F(DeviceApiTest, BadArgumentsFailAtTheCallNotOnTheWorker) {
   EXPECT_EQ(x[0], 1.0f);
 }
 
+// A batch of copies is one work item in stream order: nothing lands while
+// earlier work holds the stream; then every copy, zero fill and empty copy
+// at once.
+TEST_F(DeviceApiTest, BatchedCopyRunsInStreamOrder) {
+  hvd_stream s = make_stream();
+  Gate gate;
+  std::vector<uint8_t> src(100), dst(300, 0xee);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i);
+  const std::vector<CopyEntry> copies = {{dst.data(), src.data() + 3, 17},
+                                         {dst.data() + 17, nullptr, 5},
+                                         {dst.data() + 22, src.data(), 0},
+                                         {dst.data() + 100, src.data(), 100}};
+  ASSERT_EQ(launch_host_func(s, Gate::wait, &gate), HVD_OK);
+  ASSERT_EQ(batched_copy(kHost, copies, s), HVD_OK) << last_error();
+  EXPECT_EQ(dst[0], 0xee);
+  gate.open();
+  ASSERT_EQ(api.stream_synchronize(api.ctx, s), HVD_OK);
+  std::vector<uint8_t> want(300, 0xee);
+  std::memcpy(want.data(), src.data() + 3, 17);
+  std::memset(want.data() + 17, 0, 5);
+  std::memcpy(want.data() + 100, src.data(), 100);
+  EXPECT_EQ(dst, want);
+  // The kernels for CUDA memory are not what a host stream runs.
+  EXPECT_EQ(batched_copy(hvd_device{HVD_MEM_DMABUF, 0}, copies, s),
+            HVD_ERR_UNSUPPORTED);
+}
+
+// A fake stream fails as a CUDA stream does: work that failed fails every
+// event recorded after it, and the stream skips what follows.
+TEST(HostStreamTest, FailureIsStickyAndReachesLaterEventsOnly) {
+  HostStream stream;
+  HostEvent before, after;
+  int ran = 0;
+  stream.enqueue([&] { ++ran; });
+  before.record(&stream);
+  stream.enqueue_fallible([] { return std::string("copy 3 failed"); });
+  stream.enqueue([&] { ++ran; });
+  after.record(&stream);
+  after.wait();
+  EXPECT_EQ(ran, 1);
+  EXPECT_TRUE(before.complete() && after.complete());
+  EXPECT_EQ(before.failure(), "");
+  EXPECT_EQ(after.failure(), "copy 3 failed");
+}
+
 TEST_F(DeviceApiTest, CudaIsLoadedOnDemandAndAbsentHereWithoutFailing) {
   const int32_t gpus = api.device_count(api.ctx, HVD_MEM_CUDA);
   ASSERT_GE(gpus, 0);
@@ -223,7 +270,8 @@ TEST_F(DeviceApiTest, CudaIsLoadedOnDemandAndAbsentHereWithoutFailing) {
       << last_error();
   void* p = nullptr;
   EXPECT_EQ(api.mem_alloc(api.ctx, cuda, 16, &p), HVD_ERR_INVALID_ARGUMENT);
-  // Reduction kernels for CUDA memory are not in this build.
+  // This test program has no CUDA kernels library next to it (and here no
+  // device): CUDA kernels are unsupported, not a crash.
   float x = 1;
   EXPECT_EQ(api.reduce(api.ctx, hvd_device{HVD_MEM_CUDA, 0}, HVD_FLOAT32,
                        HVD_OP_SUM, &x, &x, &x, 1, nullptr),

@@ -142,8 +142,11 @@ typedef struct hvd_transport_api {
 
   /* Optional one-sided memory (HVD_TRANSPORT_ONE_SIDED): mem_alloc places
    * memory a peer can reach and registers it; mr_export keys mr_import.
-   * NOT CALLED by this 1.x core (mem_alloc to iget); planned to move to an
-   * extension in 2.0 (docs/abi.md, "Planned for 2.0"). */
+   * mem_alloc / mem_free are called for the [transport] gpu transport
+   * only, for the core's device fusion buffers (NULL: the core allocates
+   * them itself); the rest (mr_export to iget) is NOT CALLED by this 1.x
+   * core and planned to move to an extension in 2.0 (docs/abi.md,
+   * "Planned for 2.0"). */
   hvd_status (*mem_alloc)(hvd_transport* t, size_t bytes, hvd_device device,
                           void** ptr, hvd_mr** mr);
   hvd_status (*mem_free)(hvd_transport* t, void* ptr, hvd_mr* mr);

@@ -62,6 +62,10 @@ using CopyEntry = hvd_cuda_copy;
 hvd_status batched_copy(hvd_device device, const std::vector<CopyEntry>& copies,
                         hvd_stream stream);
 
+// The device a stream of the device layer orders work on (a fake-device
+// stream: host device 0); host device 0 for the NULL stream.
+hvd_device stream_device(hvd_stream stream);
+
 // "" when the device layer runs the batched copy and scale kernels on
 // `device`; else why not ("CUDA kernels not found (...)").
 std::string fusion_kernels_unavailable(hvd_device device);

@@ -513,6 +513,10 @@ hvd_status batched_copy(hvd_device device, const std::vector<CopyEntry>& copies,
   });
 }
 
+hvd_device stream_device(hvd_stream stream) {
+  return stream != nullptr ? stream->device : hvd_device{HVD_MEM_HOST, 0};
+}
+
 std::string fusion_kernels_unavailable(hvd_device device) {
   if (device.kind != HVD_MEM_CUDA) return device_unusable(device);
   const CudaKernels& kernels = CudaKernels::get();

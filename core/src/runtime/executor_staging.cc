@@ -38,9 +38,15 @@ void Executor::plan_device(Slot& slot, bool& direct) {
       break;
     }
   }
-  // Host tensors without a stream: the host path. With one, they are on
-  // the fake device, whose memory the host transports move.
-  if (r.mem_kind == HVD_MEM_HOST && slot.stream == nullptr) return;
+  // Host tensors take the host path, unless they come with a stream of
+  // the fake device: its memory is host memory, which the host transports
+  // move.
+  if (r.mem_kind == HVD_MEM_HOST &&
+      (slot.stream == nullptr ||
+       stream_device(slot.stream).kind != HVD_MEM_HOST)) {
+    slot.stream = nullptr;
+    return;
+  }
   slot.device = {r.mem_kind, r.device_id};
   const bool scales =
       scales_values(r.collective, r.op, r.prescale, r.postscale);
