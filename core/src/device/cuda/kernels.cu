@@ -38,9 +38,9 @@ __device__ void copy_words(uint64_t thread, uint64_t stride, void* dst,
   }
   const uint64_t tail = bytes - words * sizeof(Word);
   if (thread < tail) {
-    unsigned char* dt = reinterpret_cast<unsigned char*>(d + words);
-    const unsigned char* st = reinterpret_cast<const unsigned char*>(s + words);
-    dt[thread] = s != nullptr ? st[thread] : 0;
+    const uint64_t at = words * sizeof(Word) + thread;
+    static_cast<unsigned char*>(dst)[at] =
+        src != nullptr ? static_cast<const unsigned char*>(src)[at] : 0;
   }
 }
 
