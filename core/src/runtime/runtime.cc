@@ -339,7 +339,12 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op,
     // once).
     submitted_.push_back(p.release());
   }
-  has_new_ = true;
+  const int64_t now =
+      std::chrono::steady_clock::now().time_since_epoch().count();
+  last_new_ns_.store(now, std::memory_order_relaxed);
+  if (!has_new_.exchange(true)) {
+    first_new_ns_.store(now, std::memory_order_relaxed);
+  }
   if (sleeping_) wake();
   return handle;
 }

@@ -167,6 +167,9 @@ class Runtime {
   // something moved.
   bool caller_step(std::chrono::steady_clock::time_point until);
   void wait_for_next_cycle();
+  // When the ops coming in have stopped coming, or have waited long
+  // enough: the background thread negotiates them then, not one by one.
+  std::chrono::steady_clock::time_point batch_end() const;
   // cycle_time, longer while rounds negotiate nothing (runtime_progress.cc).
   std::chrono::nanoseconds cycle_interval() const;
   void throw_if_peer_failed();
@@ -269,6 +272,10 @@ class Runtime {
   std::string stop_message_;
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> has_new_{false};
+  // When the first op since has_new_ was last taken, and the latest op,
+  // were enqueued (steady clock, ns): a stream of them is negotiated as one
+  // batch (runtime_progress.cc).
+  std::atomic<int64_t> first_new_ns_{0}, last_new_ns_{0};
   // The background thread sleeps where a new op should wake it (else
   // enqueue need not write the wake fd: it looks at has_new_ while it
   // spins).

@@ -54,6 +54,18 @@ constexpr uint64_t kIdleRoundsPerStep = 16;
 constexpr int kIdleDoublingsMax = 4;
 constexpr auto kIdleCycleMax = std::chrono::milliseconds(16);
 
+// A thread that submits a step op by op (a training loop's gradients, a
+// few microseconds of Python apart) has more to come while its latest op
+// is recent. A round started on the first of them splits the step into
+// several rounds, each a meeting of every rank that waits for the slowest
+// one's background thread, which shares its core with a thread that is
+// busy submitting. So the background thread starts no round while ops keep
+// coming less than cycle_time / kSubmitGapsPerCycle apart, for at most
+// kBatchCyclesMax cycle times from the first; a thread that waits for its
+// ops negotiates them at once (drive_until_done).
+constexpr int kSubmitGapsPerCycle = 10;
+constexpr int kBatchCyclesMax = 10;
+
 }  // namespace
 
 std::string Runtime::background_thread_only_plugin() const {
@@ -165,6 +177,14 @@ bool Runtime::caller_step(std::chrono::steady_clock::time_point until) {
   return moved;
 }
 
+std::chrono::steady_clock::time_point Runtime::batch_end() const {
+  return std::min(
+      from_ns(first_new_ns_.load(std::memory_order_relaxed)) +
+          kBatchCyclesMax * cycle_time_,
+      from_ns(last_new_ns_.load(std::memory_order_relaxed)) +
+          cycle_time_ / kSubmitGapsPerCycle);
+}
+
 std::chrono::nanoseconds Runtime::cycle_interval() const {
   const int doublings = static_cast<int>(
       std::min<uint64_t>(idle_rounds_ / kIdleRoundsPerStep, kIdleDoublingsMax));
@@ -176,8 +196,8 @@ std::chrono::nanoseconds Runtime::cycle_interval() const {
 
 void Runtime::wait_for_next_cycle() {
   // Timed from the last cycle's start, whichever thread ran it. Idle, the
-  // next cycle comes cycle_time after it, or at once for a new op (nothing
-  // is left to fuse it with). Busy, the data path goes on and negotiation
+  // next cycle comes cycle_time after it, or for new ops once they stop
+  // coming (batch_end). Busy, the data path goes on and negotiation
   // waits: for ops that came meanwhile until cycle_time (they fuse with
   // what else comes by then), else until the data path is idle but no
   // longer than kBusyCycles cycles, so a rank in negotiation is waited for
@@ -209,18 +229,20 @@ void Runtime::wait_for_next_cycle() {
     spin_until = std::max(
         spin_until,
         from_ns(caller_moved_ns_.load(std::memory_order_relaxed)) + spin_time_);
+    // New ops still coming in: no round takes part of them.
+    const bool gathering = has_new_ && now < batch_end();
     if (executor_->idle()) {
       // A waiting thread runs the next round itself (on a shared core,
       // without a switch back to this one).
       const bool caller_drives = callers_driving_ > 0;
-      if (!caller_drives) {
+      if (!caller_drives && !gathering) {
         if (now >= deadline || has_new_.exchange(false)) return;
         if (now >= spin_until && awaiting_others() &&
             idle_rounds_ < kIdleRoundsPerStep) {
           return;
         }
       }
-      if (caller_drives || now < spin_until) {
+      if (caller_drives || (now < spin_until && !gathering)) {
         // Yielding: the caller's thread may need this core to take the
         // last result, enqueue the next op and drive it.
         release_progress();
@@ -228,17 +250,19 @@ void Runtime::wait_for_next_cycle() {
         take_progress();
         continue;
       }
-      auto left = deadline - now;
+      // Gathering, it sleeps to the batch's end: a newer op only moves
+      // that end, so it does not write the wake fd.
+      auto left = (gathering ? batch_end() : deadline) - now;
       timespec ts;
       ts.tv_sec = static_cast<time_t>(
           std::chrono::duration_cast<std::chrono::seconds>(left).count());
       ts.tv_nsec = static_cast<long>((left - std::chrono::seconds(ts.tv_sec)) /
                                      std::chrono::nanoseconds(1));
       pollfd fd{wake_fd_, POLLIN, 0};
-      sleeping_ = true;
+      sleeping_ = !gathering;
       release_progress();
       // An enqueue from here on sees sleeping_ and writes the wake fd.
-      if (!has_new_) ppoll(&fd, 1, &ts, nullptr);
+      if (gathering || !has_new_) ppoll(&fd, 1, &ts, nullptr);
       sleeping_ = false;
       take_progress();
       drain_wake_fd();
@@ -246,11 +270,12 @@ void Runtime::wait_for_next_cycle() {
       if (now >= busy_deadline) return;
       // Ops that came while the data path is busy are negotiated at the
       // next cycle, with whatever else comes by then.
-      if (now >= deadline && has_new_.exchange(false)) return;
+      if (now >= deadline && !gathering && has_new_.exchange(false)) return;
       if (!moved) {
         // Device work is polled (its events have no file descriptor).
         constexpr auto kDevicePoll = std::chrono::microseconds(50);
-        auto left = (has_new_ ? deadline : busy_deadline) - now;
+        auto left =
+            (has_new_ ? std::max(deadline, batch_end()) : busy_deadline) - now;
         if (executor_->awaiting_device()) {
           left =
               std::min<std::chrono::steady_clock::duration>(left, kDevicePoll);

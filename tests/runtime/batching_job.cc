@@ -1,0 +1,76 @@
+// A step submitted op by op, as a training loop's gradients come (one job,
+// horovodrun -np N): each rank enqueues kOps allreduces a millisecond
+// apart, then waits for them. With a cycle time of 50 ms (batching.toml)
+// the background thread leaves ops that keep coming 5 ms apart or less for
+// one round, which the waiting thread runs; started on the first op, every
+// op would take a round of its own. The ctest entry matches the rounds
+// each rank logs at shutdown (the cache is off: every round goes over the
+// control plane): about one a step, far fewer than one an op.
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "mp_support.h"
+
+using namespace mp;
+
+namespace {
+
+constexpr int kSteps = 10;
+constexpr int kOps = 8;
+
+double value(int rank, size_t i) {
+  return static_cast<double>(rank + 1 + static_cast<int>(i % 3));
+}
+
+void step(int s, int rank, int size) {
+  std::vector<Buffer> buffers;
+  std::vector<std::string> names;
+  for (int k = 0; k < kOps; ++k) {
+    buffers.emplace_back(HVD_FLOAT32, std::vector<int64_t>{16 + k});
+    for (size_t i = 0; i < buffers.back().elements; ++i)
+      buffers.back().set(i, value(rank, i));
+    names.push_back("batching." + std::to_string(k));
+  }
+  std::vector<hvd_handle*> handles(kOps, nullptr);
+  for (int k = 0; k < kOps; ++k) {
+    if (k > 0) usleep(1000);
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, names[k], &buffers[k].desc, 1);
+    expect_ok(hvd_enqueue(&op, &handles[k]), "enqueue " + names[k]);
+  }
+  for (int k = 0; k < kOps; ++k) {
+    if (!handles[k]) continue;
+    hvd_status st = hvd_wait(handles[k], 60000);
+    expect(st == HVD_OK, names[k] + " step " + std::to_string(s) + ": " +
+                             hvd_handle_message(handles[k]));
+    hvd_release(handles[k]);
+    if (st != HVD_OK) continue;
+    for (size_t i = 0; i < buffers[k].elements; ++i) {
+      double want = 0;
+      for (int r = 0; r < size; ++r) want += value(r, i);
+      if (buffers[k].get(i) != want) {
+        expect(false, names[k] + " step " + std::to_string(s) +
+                          ": element " + std::to_string(i) + " is " +
+                          std::to_string(buffers[k].get(i)));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
+    return 2;
+  }
+  if (!init_job(argv[1])) return 1;
+  const int rank = hvd_rank();
+  for (int s = 0; s < kSteps; ++s) step(s, rank, hvd_size());
+  expect_ok(hvd_shutdown(), "hvd_shutdown");
+  std::printf("rank %d: batching: %s\n", rank, g_failures ? "FAILED" : "passed");
+  std::fflush(stdout);
+  return g_failures ? 1 : 0;
+}
