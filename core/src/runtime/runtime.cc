@@ -22,6 +22,7 @@
 #include "plugin/loader.h"
 #include "runtime/autotune.h"
 #include "runtime/executor.h"
+#include "runtime/flight_recorder.h"
 #include "runtime/fusion.h"
 #include "runtime/generation_bootstrap.h"
 #include "runtime/process_set.h"
@@ -163,6 +164,7 @@ void Runtime::start(const hvd_init_options* options) {
         complete(op, s, m);
       });
   executor_->set_timeline(&timeline_);
+  executor_->set_flight_recorder(flight_.get());
   executor_->set_gpu_transports(config_.get_strings("transport.gpu"));
   // The background thread inherits the binding.
   const std::string threaded = threaded_transport(*engine_);
@@ -376,6 +378,11 @@ void Runtime::complete(PendingOp* op, hvd_status status,
                        const std::string& message) {
   std::string text = message;
   if (status != HVD_OK && text.empty()) text = op->describe() + " failed";
+  if (flight_) {
+    flight_->done(*op, status == HVD_OK,
+                  status == HVD_OK ? -1 : transport_fault_peer_,
+                  FlightRecorder::now_ns());
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     in_flight_.erase(key_of(*op));
@@ -479,6 +486,10 @@ void Runtime::gather_requests() {
                       timeline::negotiate_phase(op->collective()));
     }
     if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
+    if (flight_) {
+      flight_->submitted(*op, set->world_ranks,
+                         last_cycle_.time_since_epoch().count());
+    }
     op->state = OpState::kNegotiating;
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;
@@ -649,6 +660,7 @@ void Runtime::await_verdict() {
 }
 
 void Runtime::fail_everything(hvd_status status, const std::string& message) {
+  record_failure(status, message);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopped_ = true;
