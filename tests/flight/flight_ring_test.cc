@@ -29,7 +29,7 @@ std::vector<std::string> names(const FlightRing& ring) {
   flight_each(
       ring,
       [](void* ctx, const FlightEntry& e) {
-        char name[56];
+        char name[48];
         e.name.load(name);
         static_cast<std::vector<std::string>*>(ctx)->push_back(name);
       },
@@ -37,39 +37,59 @@ std::vector<std::string> names(const FlightRing& ring) {
   return out;
 }
 
+FlightNames g_names;
+
 TEST(FlightRing, KeepsTheLastEntriesOldestFirstWhenItWraps) {
-  FlightRing ring(0, {0, 1}, 3);
+  FlightRing ring(0, {0, 1}, 3, g_names);
+  EXPECT_EQ(ring.capacity(), 4u);  // a power of two
   std::vector<uint64_t> seqs;
   for (int i = 0; i < 7; ++i) {
     seqs.push_back(
         record(ring, "t" + std::to_string(i), FlightState::kDone, 1 + i));
   }
   EXPECT_EQ(ring.recorded(), 7u);
-  EXPECT_EQ(names(ring), (std::vector<std::string>{"t4", "t5", "t6"}));
+  EXPECT_EQ(names(ring),
+            (std::vector<std::string>{"t3", "t4", "t5", "t6"}));
   // An overwritten op's updates go nowhere; a live one's land.
   EXPECT_EQ(ring.find(seqs[0]), nullptr);
-  EXPECT_EQ(ring.find(seqs[3]), nullptr);
+  EXPECT_EQ(ring.find(seqs[2]), nullptr);
+  EXPECT_NE(ring.find(seqs[3]), nullptr);
   ASSERT_NE(ring.find(seqs[6]), nullptr);
-  char name[56];
+  char name[48];
   ring.find(seqs[6])->name.load(name);
   EXPECT_STREQ(name, "t6");
 }
 
 TEST(FlightRing, BeforeWrappingHoldsWhatWasRecorded) {
-  FlightRing ring(2, {3, 5}, 4);
+  FlightRing ring(2, {3, 5}, 4, g_names);
   EXPECT_TRUE(names(ring).empty());
   record(ring, "a", FlightState::kSubmitted, 1);
   record(ring, "b", FlightState::kSubmitted, 2);
   EXPECT_EQ(names(ring), (std::vector<std::string>{"a", "b"}));
 }
 
+TEST(FlightNames, NumbersNamesAndStopsWhenFull) {
+  FlightNames names;
+  std::vector<std::string> keys(FlightNames::kMax + 1);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = "n" + std::to_string(i);
+  for (size_t i = 0; i < FlightNames::kMax; ++i) {
+    EXPECT_EQ(names.id(keys[i]), i + 1);
+  }
+  EXPECT_EQ(names.id(keys[FlightNames::kMax]), 0);
+  char text[24];
+  names.load(2, text);
+  EXPECT_STREQ(text, "n1");
+  names.load(0, text);
+  EXPECT_STREQ(text, "");
+}
+
 TEST(FlightRing, CutsLongNamesToItsFixedSize) {
-  FlightRing ring(0, {0}, 2);
+  FlightRing ring(0, {0}, 2, g_names);
   const std::string long_name(200, 'x');
   record(ring, long_name, FlightState::kDone, 1);
   const std::vector<std::string> got = names(ring);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0], std::string(55, 'x'));
+  EXPECT_EQ(got[0], std::string(47, 'x'));
 }
 
 TEST(FlightText, FormatsNumbersAndEscapesJson) {
@@ -91,11 +111,14 @@ TEST(FlightText, CutsWhatDoesNotFit) {
 }
 
 TEST(FlightLine, SaysWhereAnOpIs) {
-  FlightRing ring(1, {0, 1}, 4);
+  FlightNames names;
+  const std::string reducer = "ring", transport = "shm";
+  FlightRing ring(1, {0, 1}, 4, names);
   const uint64_t seq = record(ring, "grad", FlightState::kPosted, 1000000000);
   FlightEntry* e = ring.find(seq);
-  e->reducer.store("ring");
-  e->transport.store("shm");
+  e->reducer = names.id(reducer);
+  e->transport = names.id(transport);
+  EXPECT_EQ(names.id(reducer), 1);  // known names keep their number
   e->peer = 1;
   char buf[256];
   FlightText line(buf, sizeof buf);
@@ -118,7 +141,7 @@ std::string json_of(const FlightHeader& h, const FlightRing* const* rings,
 }
 
 TEST(FlightJson, WritesTheDocumentHorovodrunReads) {
-  FlightRing ring(0, {0, 1}, 2);
+  FlightRing ring(0, {0, 1}, 2, g_names);
   record(ring, "old", FlightState::kDone, 10);
   const uint64_t seq = record(ring, "x\"y", FlightState::kSubmitted, 20);
   ring.find(seq)->peer = 1;
@@ -150,22 +173,22 @@ TEST(FlightJson, WritesTheDocumentHorovodrunReads) {
 }
 
 TEST(FlightJson, StreamsRingsLargerThanItsBuffer) {
-  FlightRing ring(0, {0, 1}, 500);
+  FlightRing ring(0, {0, 1}, 500, g_names);
   for (int i = 0; i < 700; ++i) {
     record(ring, "tensor." + std::to_string(i), FlightState::kDone, 1 + i);
   }
   const FlightRing* rings[] = {&ring};
   FlightHeader h;
   const std::string json = json_of(h, rings, 1);
-  EXPECT_EQ(json.find("\"tensor.199\""), std::string::npos);
-  EXPECT_NE(json.find("\"tensor.200\""), std::string::npos);
+  EXPECT_EQ(json.find("\"tensor.187\""), std::string::npos);  // 512 kept
+  EXPECT_NE(json.find("\"tensor.188\""), std::string::npos);
   EXPECT_NE(json.find("\"tensor.699\""), std::string::npos);
   size_t entries = 0;
   for (size_t at = 0; (at = json.find("\"seq\":", at)) != std::string::npos;
        ++at) {
     ++entries;
   }
-  EXPECT_EQ(entries, 500u);
+  EXPECT_EQ(entries, 512u);
   EXPECT_EQ(json.substr(json.size() - 6), "}]}]}\n");
 }
 

@@ -184,9 +184,8 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
              r.collective == HVD_COLL_ALLREDUCE && set->join != nullptr));
   }
   if (flight_) {
-    const int64_t now = FlightRecorder::now_ns();
     for (const PendingOp* op : slot.ops) {
-      if (op) flight_->negotiated(*op, now);
+      if (op) flight_->negotiated(*op);
     }
   }
   slot.copy_in.clear();
@@ -688,9 +687,8 @@ void Executor::record_posted(const Slot& slot) {
   }
   static const std::string self = "self";
   const std::string& via = transport ? transport->name() : self;
-  const int64_t now = FlightRecorder::now_ns();
   for (const PendingOp* op : slot.ops) {
-    if (op) flight_->posted(*op, slot.reducer->name(), via, now);
+    if (op) flight_->posted(*op, slot.reducer->name(), via);
   }
 }
 

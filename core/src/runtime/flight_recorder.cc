@@ -140,21 +140,22 @@ std::string FlightRecorder::log_dir(const std::string& configured) {
          std::to_string(getuid());
 }
 
-int64_t FlightRecorder::now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+namespace {
+
+int64_t steady_now() {
+  return std::chrono::steady_clock::now().time_since_epoch().count();
 }
+
+}  // namespace
 
 FlightRecorder::FlightRecorder(const Options& options)
     : entries_(options.entries ? options.entries : 1),
       rank_(options.rank),
       size_(options.size) {
-  using namespace std::chrono;
   wall_offset_ns_ =
-      duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
-          .count() -
-      now_ns();
+      std::chrono::system_clock::now().time_since_epoch().count() -
+      steady_now();
+  now_ = steady_now();
   gethostname(host_, sizeof host_ - 1);
   copy_text(dir_, sizeof dir_, options.dir);
   copy_text(file_, sizeof file_,
@@ -203,7 +204,8 @@ FlightRing* FlightRecorder::ring_for(int32_t set,
   if (ring && ring->set() == set) return ring;
   // A new set (or one more than kRingSlots sets back): its own ring. A
   // ring the slot held before stays alive for its ops still in flight.
-  owned_.push_back(std::make_unique<FlightRing>(set, world_ranks, entries_));
+  owned_.push_back(
+      std::make_unique<FlightRing>(set, world_ranks, entries_, names_));
   slot.store(owned_.back().get(), std::memory_order_release);
   return owned_.back().get();
 }
@@ -213,53 +215,51 @@ FlightEntry* FlightRecorder::entry_of(const PendingOp& op) {
 }
 
 void FlightRecorder::submitted(PendingOp& op,
-                               const std::vector<int32_t>& world_ranks,
-                               int64_t now) {
+                               const std::vector<int32_t>& world_ranks) {
   FlightRing* ring = ring_for(op.request.process_set, world_ranks);
   FlightEntry& e = ring->open();
   const uint64_t seq = ring->recorded() + 1;
   constexpr auto relaxed = std::memory_order_relaxed;
   e.name.store(op.name());
-  e.collective.store(op.collective(), relaxed);
-  e.dtype.store(op.request.dtype, relaxed);
-  e.op.store(op.request.op, relaxed);
+  e.collective.store(static_cast<uint8_t>(op.collective()), relaxed);
+  e.dtype.store(static_cast<uint8_t>(op.request.dtype), relaxed);
+  e.op.store(static_cast<uint8_t>(op.request.op), relaxed);
   uint64_t bytes = 0;
   for (const TensorView& v : op.inputs) bytes += v.bytes;
   e.bytes.store(bytes, relaxed);
   e.state.store(static_cast<uint8_t>(FlightState::kSubmitted), relaxed);
-  e.submitted_ns.store(now, relaxed);
+  e.submitted_ns.store(now_, relaxed);
   ring->publish(e, seq);
   op.flight_ring = ring;
   op.flight_seq = seq;
 }
 
-void FlightRecorder::negotiated(const PendingOp& op, int64_t now) {
+void FlightRecorder::negotiated(const PendingOp& op) {
   FlightEntry* e = entry_of(op);
   if (!e) return;
-  e->negotiated_ns.store(now, std::memory_order_relaxed);
+  e->negotiated_ns.store(now_, std::memory_order_relaxed);
   e->state.store(static_cast<uint8_t>(FlightState::kNegotiated),
                  std::memory_order_relaxed);
 }
 
 void FlightRecorder::posted(const PendingOp& op, const std::string& reducer,
-                            const std::string& transport, int64_t now) {
+                            const std::string& transport) {
   FlightEntry* e = entry_of(op);
   if (!e) return;
-  e->reducer.store(reducer);
-  e->transport.store(transport);
-  e->posted_ns.store(now, std::memory_order_relaxed);
+  e->reducer.store(names_.id(reducer), std::memory_order_relaxed);
+  e->transport.store(names_.id(transport), std::memory_order_relaxed);
+  e->posted_ns.store(now_, std::memory_order_relaxed);
   e->state.store(static_cast<uint8_t>(FlightState::kPosted),
                  std::memory_order_relaxed);
 }
 
-void FlightRecorder::done(const PendingOp& op, bool ok, int32_t peer,
-                          int64_t now) {
+void FlightRecorder::done(const PendingOp& op, bool ok, int32_t peer) {
   FlightEntry* e = entry_of(op);
   if (!e) return;
   if (peer >= 0 && e->peer.load(std::memory_order_relaxed) < 0) {
     e->peer.store(peer, std::memory_order_relaxed);
   }
-  e->done_ns.store(now, std::memory_order_relaxed);
+  e->done_ns.store(now_, std::memory_order_relaxed);
   e->state.store(static_cast<uint8_t>(ok ? FlightState::kDone
                                          : FlightState::kFailed),
                  std::memory_order_relaxed);
@@ -318,7 +318,7 @@ void log_entry(void* ctx, const FlightEntry& e) {
 
 void FlightRecorder::dump(const char* reason) {
   if (dumping_.test_and_set(std::memory_order_acquire)) return;
-  const int64_t now = now_ns();
+  const int64_t now = steady_now();
   const FlightRing* rings[kRingSlots];
   size_t count = 0;
   for (auto& slot : rings_) {
@@ -337,7 +337,8 @@ void FlightRecorder::dump(const char* reason) {
   for (size_t i = 0; i < count; ++i) total += rings[i]->recorded();
   head.add(static_cast<int64_t>(total)).add(" op(s) recorded in ");
   head.add(static_cast<int64_t>(count)).add(" process set(s), the last ");
-  head.add(static_cast<int64_t>(entries_)).add(" of each below; JSON: ");
+  head.add(static_cast<int64_t>(count ? rings[0]->capacity() : entries_));
+  head.add(" of each below; JSON: ");
   head.add(file_).add("\n");
   write_all(STDERR_FILENO, head.view());
   for (size_t i = 0; i < count; ++i) {

@@ -5,7 +5,9 @@
 // enters negotiation), negotiated (the executor takes its response),
 // posted (its reducer task runs), done. They are called by the holder of
 // the progress lock only, allocate nothing once a process set has its
-// ring, and take one clock reading each.
+// ring, and read no clock: each stage is stamped with the time the runtime
+// last gave tick() (the start of its current cycle, or a moment of a round
+// over the control plane), so a stamp is at most a cycle late.
 //
 // dump() writes one log line per entry to stderr and the rings as JSON to
 // <dir>/flight-rank<R>-pid<P>.json (written whole, then renamed into
@@ -19,6 +21,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,16 +49,17 @@ class FlightRecorder {
 
   // <log dir>/ from [log] dir, or $TMPDIR/horovod-logs-<uid> when "".
   static std::string log_dir(const std::string& configured);
-  static int64_t now_ns();  // the steady clock the entries use
-
+  // The writer's clock: what the stages are stamped with from now on.
+  void tick(std::chrono::steady_clock::time_point now) {
+    now_ = now.time_since_epoch().count();
+  }
   // The writer's hooks. `world_ranks` are the op's process set's members
   // (copied when the set's ring is made).
-  void submitted(PendingOp& op, const std::vector<int32_t>& world_ranks,
-                 int64_t now);
-  void negotiated(const PendingOp& op, int64_t now);
+  void submitted(PendingOp& op, const std::vector<int32_t>& world_ranks);
+  void negotiated(const PendingOp& op);
   void posted(const PendingOp& op, const std::string& reducer,
-              const std::string& transport, int64_t now);
-  void done(const PendingOp& op, bool ok, int32_t peer, int64_t now);
+              const std::string& transport);
+  void done(const PendingOp& op, bool ok, int32_t peer);
   // Every unfinished entry waits on `peer` (a failed rank), where it names
   // none yet.
   void blame(int32_t peer);
@@ -77,11 +81,13 @@ class FlightRecorder {
                   size_t count);
 
   size_t entries_;
+  int64_t now_ = 0;  // steady clock nanoseconds, from tick()
   int32_t rank_, size_;
   int64_t wall_offset_ns_;
   char host_[64] = "";
   char dir_[512] = "";
   char file_[600] = "";
+  FlightNames names_;
   std::array<std::atomic<FlightRing*>, kRingSlots> rings_{};
   std::vector<std::unique_ptr<FlightRing>> owned_;  // the writer's
   std::atomic_flag dumping_ = ATOMIC_FLAG_INIT;

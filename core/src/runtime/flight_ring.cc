@@ -16,20 +16,31 @@ const char* flight_state_name(FlightState state) {
   return "unknown";
 }
 
+namespace {
+
+size_t power_of_two_at_least(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
 FlightRing::FlightRing(int32_t set, std::vector<int32_t> world_ranks,
-                       size_t capacity)
+                       size_t capacity, const FlightNames& names)
     : set_(set),
       world_ranks_(std::move(world_ranks)),
-      capacity_(capacity ? capacity : 1),
-      entries_(new FlightEntry[capacity_]) {}
+      mask_(power_of_two_at_least(capacity) - 1),
+      names_(names),
+      entries_(new FlightEntry[mask_ + 1]) {}
 
 FlightEntry& FlightRing::open() {
   const uint64_t seq = next_.load(std::memory_order_relaxed) + 1;
-  FlightEntry& e = entries_[(seq - 1) % capacity_];
+  FlightEntry& e = entries_[(seq - 1) & mask_];
   // Readers that catch it now see an empty entry rather than a mix.
   e.seq.store(0, std::memory_order_relaxed);
-  e.reducer.store("");
-  e.transport.store("");
+  e.reducer.store(0, std::memory_order_relaxed);
+  e.transport.store(0, std::memory_order_relaxed);
   e.peer.store(-1, std::memory_order_relaxed);
   e.negotiated_ns.store(0, std::memory_order_relaxed);
   e.posted_ns.store(0, std::memory_order_relaxed);
@@ -42,7 +53,7 @@ void flight_each(const FlightRing& ring,
   const uint64_t last = ring.recorded();
   const uint64_t first = last > ring.capacity() ? last - ring.capacity() + 1 : 1;
   for (uint64_t seq = first; seq <= last; ++seq) {
-    const FlightEntry& e = ring.at((seq - 1) % ring.capacity());
+    const FlightEntry& e = ring.at(seq - 1);
     if (e.seq.load(std::memory_order_acquire) == seq) visit(ctx, e);
   }
 }
@@ -107,11 +118,11 @@ FlightText& FlightText::add_seconds(int64_t ns) {
 namespace {
 
 struct EntryText {
-  char name[56], reducer[24], transport[16];
-  explicit EntryText(const FlightEntry& e) {
+  char name[48], reducer[24], transport[24];
+  EntryText(const FlightRing& ring, const FlightEntry& e) {
     e.name.load(name);
-    e.reducer.load(reducer);
-    e.transport.load(transport);
+    ring.names().load(e.reducer.load(std::memory_order_relaxed), reducer);
+    ring.names().load(e.transport.load(std::memory_order_relaxed), transport);
   }
 };
 
@@ -123,7 +134,7 @@ int64_t load(const std::atomic<int64_t>& v) {
 
 void flight_line(const FlightRing& ring, const FlightEntry& e, int64_t now_ns,
                  FlightText& out) {
-  const EntryText text(e);
+  const EntryText text(ring, e);
   const auto collective = e.collective.load(std::memory_order_relaxed);
   const FlightState state = e.load_state();
   out.add("set ").add(ring.set()).add(" #").add(
@@ -185,6 +196,7 @@ void add_time(FlightText& t, const char* key, int64_t steady_ns,
 }
 
 struct JsonVisit {
+  const FlightRing* ring;
   ChunkedJson* out;
   const FlightHeader* header;
   bool first = true;
@@ -192,7 +204,7 @@ struct JsonVisit {
 
 void json_entry(void* ctx, const FlightEntry& e) {
   auto* v = static_cast<JsonVisit*>(ctx);
-  const EntryText text(e);
+  const EntryText text(*v->ring, e);
   FlightText& t = v->out->text();
   t.add(v->first ? "\n    {" : ",\n    {");
   v->first = false;
@@ -244,7 +256,7 @@ void flight_json(const FlightHeader& h, const FlightRing* const* rings,
     out.text().add(",\"recorded\":").add(
         static_cast<int64_t>(ring->recorded()));
     out.text().add(",\"entries\":[");
-    JsonVisit visit{&out, &h};
+    JsonVisit visit{ring, &out, &h};
     flight_each(*ring, json_entry, &visit);
     out.text().add("]}");
   }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,11 +38,15 @@ class FlightChars {
   static_assert(N % 8 == 0, "whole words");
 
  public:
+  // Stores the words up to the one holding the terminating NUL (load()
+  // stops there).
   void store(std::string_view text) {
-    uint64_t words[N / 8] = {};
+    uint64_t words[N / 8];
     const size_t n = text.size() < N - 1 ? text.size() : N - 1;
+    const size_t used = n / 8 + 1;
+    words[used - 1] = 0;
     __builtin_memcpy(words, text.data(), n);
-    for (size_t i = 0; i < N / 8; ++i)
+    for (size_t i = 0; i < used; ++i)
       words_[i].store(words[i], std::memory_order_relaxed);
   }
   // NUL-terminated into `out` (N bytes).
@@ -57,17 +62,54 @@ class FlightChars {
   std::atomic<uint64_t> words_[N / 8] = {};
 };
 
-struct FlightEntry {
+// Names entries refer to by number (reducers, transports): few, each
+// copied once, so recording one costs a byte. The writer adds them.
+class FlightNames {
+ public:
+  static constexpr uint8_t kMax = 32;
+  // The number of `name` (1-based), told apart by the string's address
+  // (a plugin's name lives as long as the plugin); 0 once the table is full.
+  uint8_t id(const std::string& name) {
+    const uint8_t n = count_.load(std::memory_order_relaxed);
+    for (uint8_t i = 0; i < n; ++i) {
+      if (keys_[i] == &name) return static_cast<uint8_t>(i + 1);
+    }
+    if (n == kMax) return 0;
+    keys_[n] = &name;
+    text_[n].store(name);
+    count_.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
+    return static_cast<uint8_t>(n + 1);
+  }
+  // Into `out` (24 bytes): the name, or "" for 0 or an unknown number.
+  void load(uint8_t id, char* out) const {
+    out[0] = '\0';
+    if (id >= 1 && id <= count_.load(std::memory_order_acquire)) {
+      text_[id - 1].load(out);
+    }
+  }
+
+ private:
+  const std::string* keys_[kMax] = {};
+  FlightChars<24> text_[kMax];
+  std::atomic<uint8_t> count_{0};
+};
+
+// Two cache lines: what submit writes, then what the later stages update.
+struct alignas(64) FlightEntry {
   // 1 + the op's place among those recorded for its set; 0: empty.
   std::atomic<uint64_t> seq{0};
-  FlightChars<56> name;
-  FlightChars<24> reducer;    // "" until posted
-  FlightChars<16> transport;  // the one serving its team, "" until posted
-  std::atomic<int32_t> collective{0}, dtype{0}, op{0};
+  FlightChars<48> name;
   std::atomic<uint64_t> bytes{0};  // this rank's input
+
+  // hvd_collective, hvd_dtype, hvd_reduce_op.
+  std::atomic<uint8_t> collective{0}, dtype{0}, op{0};
   std::atomic<uint8_t> state{0};
+  // FlightNames numbers, 0 until posted; the transport is the one serving
+  // the set's team (the next rank's).
+  std::atomic<uint8_t> reducer{0}, transport{0};
   std::atomic<int32_t> peer{-1};  // the world rank it waits on, when known
-  // steady_clock nanoseconds; 0: not reached.
+  // Steady clock nanoseconds, as FlightRecorder::tick() gave them; 0: not
+  // reached.
   std::atomic<int64_t> submitted_ns{0}, negotiated_ns{0}, posted_ns{0},
       done_ns{0};
 
@@ -75,15 +117,20 @@ struct FlightEntry {
     return static_cast<FlightState>(state.load(std::memory_order_relaxed));
   }
 };
+static_assert(sizeof(FlightEntry) == 128, "two cache lines");
 
 // One process set's ring. Its members and capacity are fixed at creation.
 class FlightRing {
  public:
-  FlightRing(int32_t set, std::vector<int32_t> world_ranks, size_t capacity);
+  // `capacity` is rounded up to a power of two. `names` (the entries'
+  // reducers and transports) must outlive the ring.
+  FlightRing(int32_t set, std::vector<int32_t> world_ranks, size_t capacity,
+             const FlightNames& names);
 
   int32_t set() const { return set_; }
   const std::vector<int32_t>& world_ranks() const { return world_ranks_; }
-  size_t capacity() const { return capacity_; }
+  size_t capacity() const { return mask_ + 1; }
+  const FlightNames& names() const { return names_; }
   // Ops recorded so far (the ring holds the last capacity() of them).
   uint64_t recorded() const { return next_.load(std::memory_order_acquire); }
 
@@ -96,15 +143,16 @@ class FlightRing {
   }
   // The entry still holding op `seq`, or null once it was overwritten.
   FlightEntry* find(uint64_t seq) {
-    FlightEntry& e = entries_[(seq - 1) % capacity_];
+    FlightEntry& e = entries_[(seq - 1) & mask_];
     return e.seq.load(std::memory_order_relaxed) == seq ? &e : nullptr;
   }
-  const FlightEntry& at(size_t i) const { return entries_[i]; }
+  const FlightEntry& at(size_t i) const { return entries_[i & mask_]; }
 
  private:
   int32_t set_;
   std::vector<int32_t> world_ranks_;
-  size_t capacity_;
+  size_t mask_;
+  const FlightNames& names_;
   std::unique_ptr<FlightEntry[]> entries_;
   std::atomic<uint64_t> next_{0};
 };
@@ -134,8 +182,8 @@ struct FlightHeader {
   int64_t pid = 0;
   const char* host = "";
   const char* reason = "";
-  int64_t now_ns = 0;          // steady clock at the dump
-  int64_t wall_offset_ns = 0;  // wall clock = steady clock + this
+  int64_t now_ns = 0;          // the entries' clock at the dump
+  int64_t wall_offset_ns = 0;  // wall clock = that clock + this
 };
 
 // Appends one entry's log line to `out`: "set 0 #12 allreduce 'grad'

@@ -380,8 +380,7 @@ void Runtime::complete(PendingOp* op, hvd_status status,
   if (status != HVD_OK && text.empty()) text = op->describe() + " failed";
   if (flight_) {
     flight_->done(*op, status == HVD_OK,
-                  status == HVD_OK ? -1 : transport_fault_peer_,
-                  FlightRecorder::now_ns());
+                  status == HVD_OK ? -1 : transport_fault_peer_);
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -443,6 +442,7 @@ bool Runtime::cycle(std::chrono::steady_clock::time_point until) {
 
 void Runtime::gather_requests() {
   last_cycle_ = std::chrono::steady_clock::now();
+  if (flight_) flight_->tick(last_cycle_);
   if (timeline_.on()) cycle_start_ns_ = timeline::Timeline::now();
   if (!retired_sets_.empty() && executor_->idle()) retired_sets_.clear();
   {
@@ -487,8 +487,7 @@ void Runtime::gather_requests() {
     }
     if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
     if (flight_) {
-      flight_->submitted(*op, set->world_ranks,
-                         last_cycle_.time_since_epoch().count());
+      flight_->submitted(*op, set->world_ranks);
     }
     op->state = OpState::kNegotiating;
     if (op->collective() == HVD_COLL_JOIN) {
@@ -613,6 +612,9 @@ bool Runtime::drive() {
 }
 
 bool Runtime::drive_in_round() {
+  // A round may wait long for a late rank: ops that finish meanwhile get
+  // their own time.
+  if (flight_) flight_->tick(std::chrono::steady_clock::now());
   if (round_error_) return false;
   try {
     executor_->progress();

@@ -141,10 +141,10 @@ void Runtime::record_failure(hvd_status status, const std::string& message) {
     return;
   }
   // Ops enqueued but not yet taken by a cycle are where this rank is too.
-  const int64_t now = FlightRecorder::now_ns();
+  flight_->tick(std::chrono::steady_clock::now());
   auto record = [&](PendingOp* op) {
     const ProcessSet* set = find_set(op->request.process_set);
-    if (!op->flight_ring && set) flight_->submitted(*op, set->world_ranks, now);
+    if (!op->flight_ring && set) flight_->submitted(*op, set->world_ranks);
   };
   for (PendingOp* op : waiting_) record(op);
   {
