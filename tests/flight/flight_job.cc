@@ -7,6 +7,8 @@
 //   flight_job signal  allreduces 'tick' until every rank has found its own
 //                      dump in HOROVOD_LOG_DIR (the test sends SIGUSR1 to
 //                      the pid each rank prints), then shuts down cleanly.
+//   flight_job bad-entries  hvd_init must fail, naming the key, with
+//                      HOROVOD_FLIGHT_RECORDER_ENTRIES out of range.
 //   flight_job kill    the last rank kills itself (SIGKILL) half a second
 //                      before its allreduce 'loop.20', while the others
 //                      wait in it; they fail naming it.
@@ -103,8 +105,21 @@ int kill_job() {
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 2 ? argv[1] : "";
+  if (mode == "bad-entries") {
+    hvd_init_options options{};
+    options.struct_size = sizeof options;
+    const hvd_status s = hvd_init(&options);
+    const std::string error = s == HVD_OK ? "" : hvd_last_error();
+    std::printf("hvd_init: %s\n", error.c_str());
+    return s == HVD_ERR_INVALID_ARGUMENT &&
+                   error.find("HOROVOD_FLIGHT_RECORDER_ENTRIES") !=
+                       std::string::npos &&
+                   error.find("must be 1 to 65536") != std::string::npos
+               ? 0
+               : 1;
+  }
   if (mode != "stall" && mode != "signal" && mode != "kill") {
-    std::fprintf(stderr, "usage: flight_job stall|signal|kill\n");
+    std::fprintf(stderr, "usage: flight_job stall|signal|kill|bad-entries\n");
     return 2;
   }
   if (!init_job(nullptr)) return 1;

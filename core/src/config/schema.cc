@@ -107,8 +107,8 @@ const std::vector<KeySpec>& schema() {
        "a fatal signal; horovodrun summarises the dumps after the job."},
       {"flight_recorder.entries", T::Int, "64",
        "HOROVOD_FLIGHT_RECORDER_ENTRIES", E::Native, kPerRank, kCore, "",
-       "Collectives remembered per process set (rounded up to a power of "
-       "two; 128 bytes each)."},
+       "Collectives remembered per process set, 1 to 65536 (rounded up to "
+       "a power of two; 128 bytes each)."},
 
       {"log.level", T::String, R"("warning")", "HOROVOD_LOG_LEVEL", E::Native,
        kPerRank, kCore, "trace|debug|info|warning|error|fatal",

@@ -36,6 +36,7 @@ struct PendingOp;
 
 class FlightRecorder {
  public:
+  static constexpr int64_t kMaxEntries = 1 << 16;  // 8 MiB per set
   struct Options {
     size_t entries = 64;  // per process set
     std::string dir;      // where dumps go; created when first needed

@@ -486,9 +486,7 @@ void Runtime::gather_requests() {
                       timeline::negotiate_phase(op->collective()));
     }
     if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
-    if (flight_) {
-      flight_->submitted(*op, set->world_ranks);
-    }
+    if (flight_) flight_->submitted(*op, set->world_ranks);
     op->state = OpState::kNegotiating;
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;

@@ -28,12 +28,13 @@ void Runtime::start_diagnostics() {
   }
   if (config_.get_bool("flight_recorder.enabled")) {
     const int64_t entries = config_.get_int("flight_recorder.entries");
-    if (entries < 1) {
+    if (entries < 1 || entries > FlightRecorder::kMaxEntries) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
                   config_.source("flight_recorder.entries") +
-                      ": flight_recorder.entries must be at least 1 (" +
+                      ": flight_recorder.entries must be 1 to " +
+                      std::to_string(FlightRecorder::kMaxEntries) + ", not " +
                       std::to_string(entries) +
-                      "); flight_recorder.enabled = false turns it off");
+                      " (flight_recorder.enabled = false turns it off)");
     }
     FlightRecorder::Options options;
     options.entries = static_cast<size_t>(entries);
