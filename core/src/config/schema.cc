@@ -99,12 +99,27 @@ const std::vector<KeySpec>& schema() {
        "deadlocked job within the half hour yet outlasts any one rank's "
        "long evaluation or checkpoint."},
 
+      {"flight_recorder.enabled", T::Bool, "true", "HOROVOD_FLIGHT_RECORDER",
+       E::Native, kPerRank, kCore, "",
+       "Keep each rank's last collectives per process set (name, op, size, "
+       "state, times, reducer, transport) and dump them to the log and to "
+       "a JSON file in [log] dir on a stall warning, a failure, SIGUSR1 or "
+       "a fatal signal; horovodrun summarises the dumps after the job."},
+      {"flight_recorder.entries", T::Int, "64",
+       "HOROVOD_FLIGHT_RECORDER_ENTRIES", E::Native, kPerRank, kCore, "",
+       "Collectives remembered per process set, 1 to 65536 (rounded up to "
+       "a power of two; 128 bytes each)."},
+
       {"log.level", T::String, R"("warning")", "HOROVOD_LOG_LEVEL", E::Native,
        kPerRank, kCore, "trace|debug|info|warning|error|fatal",
        "Least severe messages written to stderr: trace, debug, info, "
        "warning, error or fatal."},
       {"log.hide_time", T::Bool, "false", "HOROVOD_LOG_HIDE_TIME", E::Native,
        kPerRank, kCore, "", "Leave the time stamp out of log lines."},
+      {"log.dir", T::String, R"("")", "HOROVOD_LOG_DIR", E::Native, kPerRank,
+       kCore, "",
+       "Folder for the job's diagnostic files (flight recorder dumps). "
+       "horovodrun gives each job one; \"\": $TMPDIR/horovod-logs-<uid>."},
 
       {"plugins.search_path", T::Strings, "[]", "HOROVOD_PLUGIN_PATH",
        E::ColonList, kPerRank, kCore, "",
@@ -155,7 +170,10 @@ const std::vector<SectionSpec>& sections() {
        false},
       {"stall_check", "Tensors submitted by some ranks and not by others.",
        false},
-      {"log", "Messages on stderr.", false},
+      {"flight_recorder",
+       "Each rank's last collectives, dumped when a job stalls or fails.",
+       false},
+      {"log", "Messages on stderr and the job's diagnostic files.", false},
       {"plugins", "Where plugins are found.", false},
       {"bootstrap", "How the ranks of a job find each other.", false},
       {"transport",

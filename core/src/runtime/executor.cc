@@ -10,6 +10,7 @@
 #include "device/device.h"
 #include "horovod_plugin/enums.h"
 #include "runtime/agreement.h"
+#include "runtime/flight_recorder.h"
 #include "runtime/fusion.h"
 #include "runtime/memory_route.h"
 #include "runtime/scale_factors.h"
@@ -189,6 +190,11 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
     slot.ops.push_back(
         take(set, e.name,
              r.collective == HVD_COLL_ALLREDUCE && set->join != nullptr));
+  }
+  if (flight_) {
+    for (const PendingOp* op : slot.ops) {
+      if (op) flight_->negotiated(*op);
+    }
   }
   slot.copy_in.clear();
   slot.copy_out.clear();
@@ -618,6 +624,7 @@ void Executor::post(Slot& slot) {
     if (s == HVD_OK) {
       slot.reducer = &reducer;
       slot.task = task;
+      if (flight_) record_posted(slot);
       if (traced() && !slot.rows.empty()) {
         std::string phase =
             reducer.name() + "_" + timeline::op_phase(slot.response.collective);
@@ -652,6 +659,22 @@ void Executor::post(Slot& slot) {
     if (!slot.op_errors[e].empty()) continue;
     slot.op_errors[e] = message;
     slot.op_status[e] = HVD_ERR_UNSUPPORTED;
+  }
+}
+
+void Executor::record_posted(const Slot& slot) {
+  const p2p::Transport* transport = nullptr;
+  const p2p::Team& team = *slot.set->team;
+  if (slot.device.kind != HVD_MEM_HOST && !slot.staged) {
+    transport = engine_.gpu_transport();
+  } else if (team.size() > 1) {
+    transport = engine_.transport_of(team.world_rank((team.rank() + 1) %
+                                                     team.size()));
+  }
+  static const std::string self = "self";
+  const std::string& via = transport ? transport->name() : self;
+  for (const PendingOp* op : slot.ops) {
+    if (op) flight_->posted(*op, slot.reducer->name(), via);
   }
 }
 

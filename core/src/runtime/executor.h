@@ -38,6 +38,8 @@
 
 namespace hvd::runtime {
 
+class FlightRecorder;
+
 class Executor {
  public:
   using Complete =
@@ -56,6 +58,9 @@ class Executor {
   void fail_all(hvd_status status, const std::string& message);
   // Marks the data path's phases on `timeline` (nullptr: none).
   void set_timeline(timeline::Timeline* timeline) { timeline_ = timeline; }
+  // Notes when each op's response starts and its task is posted (nullptr:
+  // nowhere).
+  void set_flight_recorder(FlightRecorder* flight) { flight_ = flight; }
   // The transports configured for device memory ([transport] gpu), named in
   // the log when device tensors are staged through host memory.
   void set_gpu_transports(std::vector<std::string> names) {
@@ -131,6 +136,8 @@ class Executor {
                    uint64_t bytes);
   void finish_device_copies(Slot& slot);
   void post(Slot& slot);
+  // The flight recorder's view of a slot: its ops reached `posted`.
+  void record_posted(const Slot& slot);
   void finish(Slot& slot);
   void allocate_outputs(Slot& slot);
   PendingOp* take(ProcessSet* set, const std::string& name, bool may_be_absent);
@@ -149,6 +156,7 @@ class Executor {
   std::deque<std::pair<ProcessSet*, Response>> queue_;
   std::array<Slot, 2> slots_;
   timeline::Timeline* timeline_ = nullptr;
+  FlightRecorder* flight_ = nullptr;
   std::vector<std::string> gpu_transports_;
   // By process set, kind and whether no reducer runs the kind there.
   std::map<std::tuple<int32_t, hvd_mem_kind, bool>, bool> staged_routes_;

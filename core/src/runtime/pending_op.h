@@ -15,6 +15,8 @@
 
 namespace hvd::runtime {
 
+class FlightRing;
+
 // Where an op is on this rank, from hvd_enqueue until its handle is done
 // (the op is then freed).
 enum class OpState {
@@ -44,6 +46,9 @@ struct PendingOp {
   OpState state = OpState::kWaitingForInputs;
   // When it entered negotiation on this rank.
   std::chrono::steady_clock::time_point negotiating_since{};
+  // Its entry in the flight recorder (flight_recorder.h), when recorded.
+  FlightRing* flight_ring = nullptr;
+  uint64_t flight_seq = 0;
 
   const std::string& name() const { return request.name; }
   hvd_collective collective() const { return request.collective; }

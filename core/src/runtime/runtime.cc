@@ -22,6 +22,7 @@
 #include "plugin/loader.h"
 #include "runtime/autotune.h"
 #include "runtime/executor.h"
+#include "runtime/flight_recorder.h"
 #include "runtime/fusion.h"
 #include "runtime/generation_bootstrap.h"
 #include "runtime/process_set.h"
@@ -163,6 +164,7 @@ void Runtime::start(const hvd_init_options* options) {
         complete(op, s, m);
       });
   executor_->set_timeline(&timeline_);
+  executor_->set_flight_recorder(flight_.get());
   executor_->set_gpu_transports(config_.get_strings("transport.gpu"));
   // The background thread inherits the binding.
   const std::string threaded = threaded_transport(*engine_);
@@ -381,6 +383,10 @@ void Runtime::complete(PendingOp* op, hvd_status status,
                        const std::string& message) {
   std::string text = message;
   if (status != HVD_OK && text.empty()) text = op->describe() + " failed";
+  if (flight_) {
+    flight_->done(*op, status == HVD_OK,
+                  status == HVD_OK ? -1 : transport_fault_peer_);
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     in_flight_.erase(key_of(*op));
@@ -441,6 +447,7 @@ bool Runtime::cycle(std::chrono::steady_clock::time_point until) {
 
 void Runtime::gather_requests() {
   last_cycle_ = std::chrono::steady_clock::now();
+  if (flight_) flight_->tick(last_cycle_);
   if (timeline_.on()) cycle_start_ns_ = timeline::Timeline::now();
   if (!retired_sets_.empty() && executor_->idle()) retired_sets_.clear();
   {
@@ -484,6 +491,7 @@ void Runtime::gather_requests() {
                       timeline::negotiate_phase(op->collective()));
     }
     if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
+    if (flight_) flight_->submitted(*op, set->world_ranks);
     op->state = OpState::kNegotiating;
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;
@@ -607,6 +615,9 @@ bool Runtime::drive() {
 }
 
 bool Runtime::drive_in_round() {
+  // A round may wait long for a late rank: ops that finish meanwhile get
+  // their own time.
+  if (flight_) flight_->tick(std::chrono::steady_clock::now());
   if (round_error_) return false;
   try {
     executor_->progress();
@@ -654,6 +665,7 @@ void Runtime::await_verdict() {
 }
 
 void Runtime::fail_everything(hvd_status status, const std::string& message) {
+  record_failure(status, message);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopped_ = true;

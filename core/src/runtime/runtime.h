@@ -54,6 +54,7 @@ class PluginHooks;
 namespace hvd::runtime {
 
 class Executor;
+class FlightRecorder;
 class StallInspector;
 class Autotuner;
 class ReducerSet;
@@ -121,6 +122,8 @@ class Runtime {
   // stop, throws its failure.
   void inspect_stalls(ResponseList& out);
   void report_stalls(const ResponseList& list);
+  // The flight recorder's dump, before `message`'s failure ends the ops.
+  void record_failure(hvd_status status, const std::string& message);
   void note_submitted(const ProcessSet& set, int32_t set_rank,
                       const Request& request);
   // The ranks whose requests for a cached tensor (its bit) have come.
@@ -225,6 +228,7 @@ class Runtime {
   timeline::Timeline timeline_;
   std::unique_ptr<timeline::PluginHooks> timeline_hooks_;
   std::unique_ptr<StallInspector> stall_;  // world rank 0, when enabled
+  std::unique_ptr<FlightRecorder> flight_;  // when enabled
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
   std::unique_ptr<ControlPlane> control_;

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "control/control_plane.h"
+#include "runtime/flight_recorder.h"
 #include "runtime/process_set.h"
 #include "runtime/response_cache.h"
 #include "runtime/runtime.h"
@@ -24,6 +25,23 @@ void Runtime::start_diagnostics() {
       throw Error(e.status(),
                   config_.source("timeline.path") + ": " + e.what());
     }
+  }
+  if (config_.get_bool("flight_recorder.enabled")) {
+    const int64_t entries = config_.get_int("flight_recorder.entries");
+    if (entries < 1 || entries > FlightRecorder::kMaxEntries) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  config_.source("flight_recorder.entries") +
+                      ": flight_recorder.entries must be 1 to " +
+                      std::to_string(FlightRecorder::kMaxEntries) + ", not " +
+                      std::to_string(entries) +
+                      " (flight_recorder.enabled = false turns it off)");
+    }
+    FlightRecorder::Options options;
+    options.entries = static_cast<size_t>(entries);
+    options.dir = FlightRecorder::log_dir(config_.get_string("log.dir"));
+    options.rank = rank_;
+    options.size = size_;
+    flight_ = std::make_unique<FlightRecorder>(options);
   }
   if (rank_ == 0 && config_.get_bool("stall_check.enabled")) {
     stall_ = std::make_unique<StallInspector>(
@@ -108,12 +126,37 @@ void Runtime::inspect_stalls(ResponseList& out) {
 void Runtime::report_stalls(const ResponseList& list) {
   if (!list.stall_warning.empty()) {
     HVD_LOG(WARNING) << list.stall_warning;
+    if (flight_) flight_->dump("stall warning");
   }
   // Every rank fails with the message (the loop logs it), its pending ops
   // each naming themselves before it.
   if (!list.stall_failure.empty()) {
     throw Error(HVD_ERR_ABORTED, list.stall_failure);
   }
+}
+
+void Runtime::record_failure(hvd_status status, const std::string& message) {
+  // A clean shutdown dumps only when this rank still had ops in flight (a
+  // peer ended early).
+  if (!flight_ || (status == HVD_ERR_SHUT_DOWN && !flight_->unfinished())) {
+    return;
+  }
+  // Ops enqueued but not yet taken by a cycle are where this rank is too.
+  flight_->tick(std::chrono::steady_clock::now());
+  auto record = [&](PendingOp* op) {
+    const ProcessSet* set = find_set(op->request.process_set);
+    if (!op->flight_ring && set) flight_->submitted(*op, set->world_ranks);
+  };
+  for (PendingOp* op : waiting_) record(op);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (PendingOp* op : submitted_) record(op);
+  }
+  {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    flight_->blame(failure_rank_);
+  }
+  flight_->dump(("failure: " + message).c_str());
 }
 
 }  // namespace hvd::runtime

@@ -13,6 +13,7 @@ import time
 from horovod.runner.cleanup import remove_job_files
 from horovod.runner.command_line import parse_seconds
 from horovod.runner.environment import rank_env
+from horovod.runner import flight_summary
 from horovod.runner.hosts import hosts_from_args
 from horovod.runner.log import Fatal, log, vlog
 from horovod.runner.network import rendezvous_address
@@ -41,6 +42,8 @@ class Job:
         self.launcher = Launcher(args)
         self.signal_received = None
         self.ranks = []  # RankProcess
+        self.log_dir, self.own_log_dir = flight_summary.job_log_dir(
+            self.job_id)
 
     def run(self):
         """Runs the job to its end; returns horovodrun's exit status."""
@@ -66,6 +69,7 @@ class Job:
 
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGTERM, self._on_signal)
+        started = time.time()
         try:
             status = self._supervise(server)
         finally:
@@ -74,6 +78,7 @@ class Job:
             for r in self.ranks:
                 r.close()
             remove_job_files(self.job_id, used_hosts, self.launcher)
+        flight_summary.report(self.log_dir, np, started, self.own_log_dir)
         return status
 
     def _output_folder(self, rank):
@@ -95,6 +100,7 @@ class Job:
         for r in self.ranks:
             env = rank_env(r.placement, len(self.ranks), server, self.secret,
                            self.job_id, self.args)
+            env["HOROVOD_LOG_DIR"] = self.log_dir
             r.start(self.args.command, env, self.launcher,
                     self._output_folder(r.rank))
             threading.Thread(target=lambda r=r: exits.put((r, r.proc.wait())),
