@@ -246,6 +246,10 @@ class ElasticJob:
             worker.process.close()
             if status == 0:
                 vlog(f"{worker} finished")
+                if not self.succeeded:
+                    # Training is over: no world starts any more, and a
+                    # worker still waiting for one is told so.
+                    self.server.end("the job finished")
                 self.succeeded = True
             elif worker.retired:
                 vlog(f"{worker} stopped ({describe_status(status)})")
