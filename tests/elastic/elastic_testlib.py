@@ -25,21 +25,10 @@ def horovodrun():
     return os.environ["HOROVODRUN"]
 
 
-class Job:
-    """horovodrun running elastic_train.py in the background."""
+class Running:
+    """A command (horovodrun) in the background, its output collected."""
 
-    def __init__(self, folder, hosts, args, config="shm.toml",
-                 step_seconds=0.05, epochs=EPOCHS):
-        self.folder = folder
-        self.hosts_file = os.path.join(folder, "hosts.txt")
-        self.set_hosts(hosts)
-        self.logs = os.path.join(folder, "logs")
-        os.makedirs(self.logs)
-        command = [horovodrun(), "--host-discovery-script",
-                   f"cat {self.hosts_file}",
-                   "--config", os.path.join(CONFIGS, config)] + args + [
-            sys.executable, TRAIN, self.logs, str(epochs), str(BATCH),
-            str(step_seconds)]
+    def __init__(self, command):
         self.started = time.monotonic()
         self.proc = subprocess.Popen(command, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
@@ -51,11 +40,22 @@ class Job:
         for line in self.proc.stdout:
             self.output.append(line)
 
-    def set_hosts(self, hosts):
-        tmp = self.hosts_file + ".new"
-        with open(tmp, "w") as f:
-            f.write("".join(f"{h}\n" for h in hosts))
-        os.replace(tmp, self.hosts_file)
+    def wait_for(self, predicate, timeout=120):
+        """Waits for an output line that satisfies `predicate`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if any(predicate(line) for line in list(self.output)):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def worker_pids(self):
+        """horovodrun's children: the local workers."""
+        pids = []
+        for children in glob.glob(f"/proc/{self.proc.pid}/task/*/children"):
+            with open(children) as f:
+                pids += [int(p) for p in f.read().split()]
+        return sorted(pids)
 
     def finish(self, timeout=60):
         try:
@@ -66,6 +66,29 @@ class Job:
             status = "hung"
         self.reader.join()
         return status, "".join(self.output), time.monotonic() - self.started
+
+
+class Job(Running):
+    """horovodrun running elastic_train.py in the background."""
+
+    def __init__(self, folder, hosts, args, config="shm.toml",
+                 step_seconds=0.05, epochs=EPOCHS):
+        self.folder = folder
+        self.hosts_file = os.path.join(folder, "hosts.txt")
+        self.set_hosts(hosts)
+        self.logs = os.path.join(folder, "logs")
+        os.makedirs(self.logs)
+        super().__init__([horovodrun(), "--host-discovery-script",
+                          f"cat {self.hosts_file}",
+                          "--config", os.path.join(CONFIGS, config)] + args + [
+            sys.executable, TRAIN, self.logs, str(epochs), str(BATCH),
+            str(step_seconds)])
+
+    def set_hosts(self, hosts):
+        tmp = self.hosts_file + ".new"
+        with open(tmp, "w") as f:
+            f.write("".join(f"{h}\n" for h in hosts))
+        os.replace(tmp, self.hosts_file)
 
     def events(self):
         """{worker: [(kind, fields...)]} from the workers' logs."""

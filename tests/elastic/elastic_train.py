@@ -4,10 +4,12 @@ hvd.elastic.run with a TorchState and an ElasticSampler.
 
     elastic_train.py LOG_DIR EPOCHS BATCH [STEP_SECONDS]
 
-Each worker writes to LOG_DIR/<host>.<slot>.log, one line an event:
-    pid P                        at start
-    world W rank R size S step N  after each move to a world (after sync)
-    committed N                   after each commit is saved
+Each worker writes to LOG_DIR/<host>.<slot>.log, one line an event, the
+last field the wall-clock time:
+    pid P T                          at start
+    world W rank R size S step N T   after each move to a world (after sync)
+    committed N T                    after each commit is saved
+    error T                          when a collective failed
 and at the end `final W` then the model's parameters (rank 0 also writes
 LOG_DIR/history.json: per committed step, the epoch, world and size)."""
 
@@ -29,7 +31,7 @@ log_file = open(os.path.join(log_dir, worker + ".log"), "a", buffering=1)
 
 
 def note(text):
-    log_file.write(text + "\n")
+    log_file.write(f"{text} {time.time():.6f}\n")
 
 
 note(f"pid {os.getpid()}")
@@ -58,6 +60,14 @@ def world_epoch():
 def train(state):
     note(f"world {world_epoch()} rank {hvd.rank()} size {hvd.size()} "
          f"step {state.step}")
+    try:
+        run_epochs(state)
+    except hvd.HorovodInternalError:
+        note("error")
+        raise
+
+
+def run_epochs(state):
     while state.epoch < epochs:
         loader = torch.utils.data.DataLoader(dataset, batch_size=batch,
                                              sampler=state.sampler)
@@ -80,7 +90,7 @@ def train(state):
 
 train(state)
 params = [p.detach().flatten().tolist() for p in model.parameters()]
-note(f"final {world_epoch()} " + json.dumps(params))
+log_file.write(f"final {world_epoch()} {json.dumps(params)}\n")
 if hvd.rank() == 0:
     with open(os.path.join(log_dir, "history.json"), "w") as f:
         json.dump(state.history, f)

@@ -9,6 +9,9 @@
                                           --elastic-timeout, saying why
     test_elastic.py fixed FRAMEWORK       not elastic: a rank SIGKILLed, every
                                           survivor raises, horovodrun names it
+    test_elastic.py keras                 the Keras elastic example loses a
+                                          worker after its first epoch and
+                                          finishes on the other
 
 A run passes when the job ends as it should, no world starts below the last
 commit of the world before, every worker ends with the same model, and that
@@ -18,6 +21,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -161,6 +165,22 @@ class Scenarios(unittest.TestCase):
             self.assertLess(max(waits), 10.0, out)  # runtime.peer_timeout
             print(f"fixed {framework} trial {trial}: survivors raised after "
                   f"{waits} s; job {time.monotonic() - started:.1f} s")
+
+    def scenario_keras(self):
+        example = os.path.join(lib.HERE, "..", "..", "examples", "elastic",
+                               "tensorflow2_keras_digits_elastic.py")
+        job = lib.Running([lib.horovodrun(), "-H", "localhost:1,127.0.0.1:1",
+                           "--min-np", "1", "--max-np", "2", sys.executable,
+                           example, "--epochs", "4"])
+        if not job.wait_for(lambda line: "epoch 1/4" in line):
+            self.fail(job.finish()[1])
+        victim = random.Random(3).choice(job.worker_pids())
+        os.kill(victim, signal.SIGKILL)
+        status, out, _ = job.finish(timeout=180)
+        self.assertEqual(status, 0, out)
+        self.assertRegex(out, r"world 2: 1 ranks")
+        self.assertRegex(out, r"epoch 4/4: 1 ranks")
+        self.assertRegex(out, r"final test accuracy [0-9.]+%")
 
 
 if __name__ == "__main__":
