@@ -99,7 +99,7 @@ class Job(Running):
                 out[name] = [line.split() for line in f if line.strip()]
         return out
 
-    def wait_for_commits(self, count, timeout=40):
+    def wait_for_commits(self, count, timeout=120):
         """Waits until some worker committed `count` steps."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.proc.poll() is None:
@@ -110,9 +110,9 @@ class Job(Running):
             time.sleep(0.02)
         return False
 
-    def kill_one(self, rng, spare=()):
-        """SIGKILLs a random worker (not on `spare` hosts); returns its
-        name."""
+    def kill_one(self, rng, spare=(), sig=signal.SIGKILL):
+        """Sends `sig` to a random worker (not on `spare` hosts); returns
+        its name."""
         candidates = []
         for name, lines in self.events().items():
             pid = [int(e[1]) for e in lines if e[0] == "pid"][-1]
@@ -124,7 +124,7 @@ class Job(Running):
                                  "".join(self.output))
         name, pid = rng.choice(sorted(candidates))
         time.sleep(rng.uniform(0, 0.05))
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, sig)
         return name
 
 

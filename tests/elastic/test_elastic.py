@@ -2,6 +2,9 @@
 
     test_elastic.py kill TRANSPORT SEED   SIGKILL a random worker at a random
                                           step of 3; the job goes on with 2
+    test_elastic.py silent                a worker stopped (SIGSTOP) is declared
+                                          dead by the others, which go on
+                                          without it; the launcher kills it
     test_elastic.py grow                  a host added mid-run joins
     test_elastic.py cooldown              a failed host comes back only after
                                           its blacklist cooldown
@@ -85,6 +88,21 @@ class Scenarios(unittest.TestCase):
             print(f"kill {transport} seed {seed}: killed {killed} in "
                   f"{seconds:.1f} s, worlds {sorted(starts)}")
 
+    def scenario_silent(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            job = lib.Job(tmp, [f"{h}:1" for h in lib.HOSTS],
+                          ["-np", "3", "--min-np", "2", "--max-np", "3"],
+                          step_seconds=0.08)
+            self.wait_for_commits(job, 4)
+            stopped = job.kill_one(random.Random(4), sig=signal.SIGSTOP)
+            status, out, _ = job.finish(timeout=120)
+            history, _ = self.check_recovered(job, status, out)
+            self.assertEqual(history[-1][2], 2, out)
+            host, slot = stopped.rsplit(".", 1)
+            self.assertRegex(out, rf"worker {re.escape(host)}:{slot} did not "
+                             rf"reach the new world within [0-9.]+ s after a "
+                             rf"failure; killing it")
+
     def scenario_grow(self):
         with tempfile.TemporaryDirectory() as tmp:
             job = lib.Job(tmp, [f"{h}:1" for h in lib.HOSTS[:2]],
@@ -160,7 +178,7 @@ class Scenarios(unittest.TestCase):
                       "tensorflow": "UnknownError"}[framework]
             waits = [float(w) for w in re.findall(
                 rf"survivor [02] raised {raised} after ([0-9.]+) s: .*"
-                rf"rank 1 failed", out)]
+                rf"rank 1 .*failed", out)]
             self.assertEqual(len(waits), 2, out)
             self.assertLess(max(waits), 10.0, out)  # runtime.peer_timeout
             print(f"fixed {framework} trial {trial}: survivors raised after "

@@ -25,6 +25,12 @@ from horovod.runner.placement import Placement
 from horovod.runner.processes import RankProcess, describe_status
 
 DISCOVERY_INTERVAL_S = 1.0
+# A member's report that its world broke is acted on after this long, so
+# that the exit of a worker that died (the usual cause) is seen first.
+BROKEN_GRACE_S = 0.5
+# Seconds a survivor of a broken world has to reach the next one; one that
+# does not (a stopped or hung process) is killed, and its host blacklisted.
+REJOIN_S = 10.0
 KILL_GRACE_S = 3.0
 # The peer timeout elastic workers get unless the environment sets one:
 # a silent rank counts as dead after this long.
@@ -77,6 +83,9 @@ class ElasticJob:
         self.worlds = 0
         self.succeeded = False
         self.used_hosts = set()
+        self.failed_since = False  # a worker failed since the last world
+        self.survivors = set()  # living members when the world was made
+        self.rejoin_by = None  # when survivors must have reached it
 
     # ---- the job's life ---------------------------------------------------
 
@@ -116,6 +125,9 @@ class ElasticJob:
                 next_poll = now + DISCOVERY_INTERVAL_S
                 need_world |= self._poll_hosts()
             need_world |= self._collect_exits()
+            if not self.succeeded:
+                need_world |= self._world_broke(now)
+                self._kill_stragglers(now)
             if self.succeeded:
                 if not self.workers:
                     return 0
@@ -137,6 +149,25 @@ class ElasticJob:
                         return 1
             self.wake.wait(0.1)
             self.wake.clear()
+
+    def _world_broke(self, now):
+        """Whether a member reported that the newest world broke without a
+        worker ending (a silent rank, declared dead by the others)."""
+        since = self.server.broken_since()
+        return since is not None and now - since > BROKEN_GRACE_S
+
+    def _kill_stragglers(self, now):
+        """After a failure, every survivor must reach the next world soon:
+        one that does not is stopped or hung."""
+        if self.rejoin_by is None or now < self.rejoin_by:
+            return
+        self.rejoin_by = None
+        for key in self.server.absent_members():
+            worker = self.workers.get(key)
+            if worker is not None and key in self.survivors:
+                log(f"{worker} did not reach the new world within "
+                    f"{REJOIN_S:g} s after a failure; killing it")
+                worker.process.signal_group(signal.SIGKILL)
 
     def _poll_hosts(self):
         """Polls discovery; whether the usable slots changed."""
@@ -199,6 +230,12 @@ class ElasticJob:
                        f"--reset-limit")
             return "ended"
         placements = place(members, order)
+        # After a failure the survivors come at once; after growth they
+        # come at their next commit, which may take any time.
+        failure = self.server.broken_since() is not None or self.failed_since
+        self.survivors = set(living)
+        self.rejoin_by = time.monotonic() + REJOIN_S if failure else None
+        self.failed_since = False
         epoch = self.server.publish(placements)
         self.worlds += 1
         log(f"world {epoch}: {len(placements)} ranks on "
@@ -257,6 +294,7 @@ class ElasticJob:
             elif not self.succeeded:
                 log(f"{worker} (host {worker.key[0]}) "
                     f"{describe_status(status)}")
+                self.failed_since = True
                 self.hosts.blacklist(worker.key[0])
                 self.hosts.update_usable()
                 self._retire_lost_slots()

@@ -9,6 +9,7 @@ one closes the earlier, which answers whoever still waits in it with an
 error, so nothing of an old world is matched by a new one."""
 
 import struct
+import time
 
 from horovod.runner.log import log, vlog
 from horovod.runner.protocol import (
@@ -34,6 +35,13 @@ class Round:
         self.placements = placements  # (host, slot) -> Placement
         self.update_seq = update_seq  # membership news it accounts for
         self.store = Store(len(placements), changed)
+        self.joined = set()  # ranks that reached the world's store
+        self.left = {}  # (host, slot) -> when it asked for the next world
+
+    def members_absent(self):
+        """The members that have not reached the world's store."""
+        return [k for k, p in self.placements.items()
+                if p.rank not in self.joined]
 
 
 class ElasticRendezvous(Rendezvous):
@@ -78,6 +86,17 @@ class ElasticRendezvous(Rendezvous):
             self.update_bits[self.update_seq] = bits
             self.changed.notify_all()
 
+    def broken_since(self):
+        """When a member first asked to leave the newest world (its world
+        broke: a collective failed), or None."""
+        with self.changed:
+            left = self.round.left.values() if self.round else ()
+            return min(left, default=None)
+
+    def absent_members(self):
+        with self.changed:
+            return self.round.members_absent() if self.round else []
+
     def retire(self, key, why):
         with self.changed:
             self.retired[key] = why
@@ -106,6 +125,7 @@ class ElasticRendezvous(Rendezvous):
                 message = (f"JOIN as rank {r} of {size}, but world epoch "
                            f"{epoch} has {current.store.size} ranks")
             else:
+                current.joined.add(r)
                 return STATUS_OK, b"", Member(current.store, r)
         log(f"rendezvous: refused {peer}: {message}")
         return STATUS_ERROR, pack_str(message), session
@@ -133,6 +153,9 @@ class ElasticRendezvous(Rendezvous):
                      worker.key in self.round.placements))
 
         with self.changed:
+            r = self.round
+            if r and r.epoch == after and worker.key in r.placements:
+                r.left.setdefault(worker.key, time.monotonic())
             self.changed.wait_for(decided, timeout)
             if self.ending:
                 return STATUS_ERROR, pack_str(self.ending), worker
