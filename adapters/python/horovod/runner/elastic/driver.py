@@ -226,8 +226,8 @@ class ElasticJob:
             return "waiting"
         limit = self.args.reset_limit
         if limit is not None and self.worlds > limit:
-            self._fail(f"the job was reset {self.worlds - 1} times, the "
-                       f"--reset-limit")
+            self._fail(f"membership changed again after {self.worlds - 1} "
+                       f"resets (--reset-limit {limit})")
             return "ended"
         placements = place(members, order)
         # After a failure the survivors come at once; after growth they
