@@ -22,6 +22,12 @@ def is_elastic(args):
 
 def run_elastic(args):
     """Runs an elastic job to its end; returns horovodrun's exit status."""
+    if args.min_np is not None and args.min_np < 1:
+        raise Fatal("--min-np must be at least 1")
+    if args.max_np is not None and args.min_np is not None and \
+            args.max_np < args.min_np:
+        raise Fatal(f"--max-np {args.max_np} is below --min-np "
+                    f"{args.min_np}")
     if args.host_discovery_script:
         if args.hosts or args.hostfile:
             raise Fatal("give either --host-discovery-script or -H / "

@@ -50,9 +50,10 @@ class ScriptDiscovery:
             raise DiscoveryFailed(f"host discovery script '{self.script}' "
                                   f"ran over {SCRIPT_TIMEOUT_S:g} s") from None
         if done.returncode != 0:
+            said = done.stderr.strip()[-200:]
             raise DiscoveryFailed(
                 f"host discovery script '{self.script}' exited with status "
-                f"{done.returncode}: {done.stderr.strip()[-200:]}")
+                f"{done.returncode}" + (f": {said}" if said else ""))
         return parse_host_slots(done.stdout, self.default_slots,
                                 f"host discovery script '{self.script}'")
 

@@ -71,9 +71,6 @@ class ElasticJob:
             args.np or 1)
         self.max_np = args.max_np
         self.start_np = max(self.min_np, args.np or self.min_np)
-        if self.max_np is not None and self.max_np < self.min_np:
-            raise Fatal(f"--max-np {self.max_np} is below --min-np "
-                        f"{self.min_np}")
         self.timeout = args.elastic_timeout
         self.workers = {}  # (host, slot) -> Worker, running ones
         self.spawned = 0
@@ -83,6 +80,7 @@ class ElasticJob:
         self.worlds = 0
         self.succeeded = False
         self.used_hosts = set()
+        self.discovery_error = None  # the last one, said once
         self.failed_since = False  # a worker failed since the last world
         self.survivors = set()  # living members when the world was made
         self.rejoin_by = None  # when survivors must have reached it
@@ -196,9 +194,13 @@ class ElasticJob:
 
     def _refresh_hosts(self):
         try:
-            return self.hosts.refresh()
+            change = self.hosts.refresh()
+            self.discovery_error = None
+            return change
         except DiscoveryFailed as e:
-            log(f"{e}; keeping the last hosts found")
+            if str(e) != self.discovery_error:  # once, not every second
+                log(f"{e}; keeping the last hosts found")
+            self.discovery_error = str(e)
             return self.hosts.update_usable()
 
     def _retire_lost_slots(self):
