@@ -10,6 +10,8 @@
                                           its blacklist cooldown
     test_elastic.py min_np                below --min-np the job ends within
                                           --elastic-timeout, saying why
+    test_elastic.py reset_limit           past --reset-limit the job ends, saying
+                                          so
     test_elastic.py fixed FRAMEWORK       not elastic: a rank SIGKILLed, every
                                           survivor raises, horovodrun names it
     test_elastic.py keras                 the Keras elastic example loses a
@@ -161,6 +163,19 @@ class Scenarios(unittest.TestCase):
             self.assertLess(time.monotonic() - killed_at, timeout + 10, out)
             self.assertIn(f"waited {timeout} s (--elastic-timeout) for at "
                           f"least 2 slots (--min-np 2)", out)
+
+    def scenario_reset_limit(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            job = lib.Job(tmp, [f"{h}:1" for h in lib.HOSTS],
+                          ["--min-np", "2", "--reset-limit", "0"],
+                          step_seconds=0.05)
+            self.wait_for_commits(job, 3)
+            job.kill_one(random.Random(5))
+            status, out, _ = job.finish(timeout=60)
+            self.assertNotIn(status, (0, "hung"), out)
+            self.assertIn("membership changed again after 0 resets "
+                          "(--reset-limit 0)", out)
+            self.assertNotRegex(out, r"world 2:")
 
     def scenario_fixed(self, framework):
         for trial in range(2):
