@@ -6,6 +6,7 @@
                                           dead by the others, which go on
                                           without it; the launcher kills it
     test_elastic.py grow                  a host added mid-run joins
+    test_elastic.py shrink                a host removed mid-run is left
     test_elastic.py cooldown              a failed host comes back only after
                                           its blacklist cooldown
     test_elastic.py min_np                below --min-np the job ends within
@@ -120,6 +121,20 @@ class Scenarios(unittest.TestCase):
             self.assertTrue(joined, out)
             self.assertGreater(starts[joined[0]][newcomer][2], 0,
                                "the new worker did not receive the state")
+
+    def scenario_shrink(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            job = lib.Job(tmp, [f"{h}:1" for h in lib.HOSTS],
+                          ["-np", "3", "--min-np", "2"])
+            self.wait_for_commits(job, 5)
+            job.set_hosts([f"{h}:1" for h in lib.HOSTS[:2]])
+            status, out, _ = job.finish()
+            history, _ = self.check_recovered(job, status, out)
+            sizes = [size for _, _, size in history]
+            self.assertEqual((sizes[0], sizes[-1]), (3, 2), out)
+            self.assertIn(f"host {lib.HOSTS[2]} slot 0 left the job; "
+                          f"stopping worker {lib.HOSTS[2]}:0", out)
+            self.assertNotIn("blacklisted", out)
 
     def scenario_cooldown(self):
         low = 2.0
