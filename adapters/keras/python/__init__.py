@@ -3,4 +3,4 @@ on TensorFlow here), under Horovod's other import name."""
 
 from horovod.tensorflow.keras import *  # noqa: F401,F403
 from horovod.tensorflow.keras import (  # noqa: F401
-    DistributedOptimizer, callbacks, load_model)
+    DistributedOptimizer, callbacks, elastic, load_model)

@@ -38,6 +38,7 @@ from horovod.tensorflow.mpi_ops import (  # noqa: F401
 from horovod.tensorflow.optimizer import DistributedOptimizer  # noqa: F401
 from horovod.tensorflow.util import (  # noqa: F401
     _cache, _executing_eagerly, _make_subgraph, refs_to_vars, vars_to_refs)
+from horovod.tensorflow import elastic  # noqa: F401,E402
 
 
 def __getattr__(name):

@@ -28,3 +28,4 @@ from horovod.torch.functions import (  # noqa: F401
     broadcast_parameters)
 from horovod.torch.optimizer import DistributedOptimizer  # noqa: F401
 from horovod.torch.sync_batch_norm import SyncBatchNorm  # noqa: F401
+from horovod.torch import elastic  # noqa: F401,E402

@@ -278,19 +278,27 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if not self.process_set.included():
             self._synchronized = True
             return
-        self._start_missing()
-        for key, (handle, ctx) in self._handles.items():
-            if isinstance(key, tuple):
-                outputs = synchronize(handle)
-                for gp, output, gctx in zip(key, outputs, ctx):
-                    self._allreduce_delay[gp] = self.backward_passes_per_step
-                    self._write_grad(gp, self._compression.decompress(output, gctx))
-            else:
-                # A sparse allreduce's handle is a function returning the result.
-                output = handle() if callable(handle) else synchronize(handle)
-                self._allreduce_delay[key] = self.backward_passes_per_step
-                self._write_grad(key, self._compression.decompress(output, ctx))
-        self._handles.clear()
+        try:
+            self._start_missing()
+            for key, (handle, ctx) in self._handles.items():
+                if isinstance(key, tuple):
+                    outputs = synchronize(handle)
+                    for gp, output, gctx in zip(key, outputs, ctx):
+                        self._allreduce_delay[gp] = self.backward_passes_per_step
+                        self._write_grad(gp, self._compression.decompress(output, gctx))
+                else:
+                    # A sparse allreduce's handle is a function returning the result.
+                    output = handle() if callable(handle) else synchronize(handle)
+                    self._allreduce_delay[key] = self.backward_passes_per_step
+                    self._write_grad(key, self._compression.decompress(output, ctx))
+        except Exception:
+            # A failed step (a rank died) leaves nothing pending, so that an
+            # elastic job restores its state and steps again.
+            for p in self._allreduce_delay:
+                self._allreduce_delay[p] = self.backward_passes_per_step
+            raise
+        finally:
+            self._handles.clear()
         self._synchronized = True
 
     @staticmethod

@@ -1,8 +1,9 @@
 #include "bootstrap/bootstrap.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #include "bootstrap/layout.h"
 #include "bootstrap/pmix_bootstrap.h"
@@ -29,9 +30,11 @@ std::string choose_backend(const std::string& configured) {
 
 }  // namespace
 
-uint64_t Bootstrap::next_instance() {
-  static std::atomic<uint64_t> count{0};
-  return count++;
+uint64_t Bootstrap::next_instance(uint64_t epoch) {
+  static std::mutex mutex;
+  static std::map<uint64_t, uint64_t> count;  // epoch -> instances so far
+  std::lock_guard<std::mutex> lock(mutex);
+  return count[epoch]++;
 }
 
 std::chrono::milliseconds Bootstrap::bounded(
@@ -41,6 +44,7 @@ std::chrono::milliseconds Bootstrap::bounded(
 }
 
 std::string Bootstrap::next_collective_key() {
+  if (instance_ < 0) instance_ = static_cast<int64_t>(next_instance(epoch()));
   return "hvd.bootstrap." + std::to_string(instance_) + "." +
          std::to_string(collective_seq_++);
 }

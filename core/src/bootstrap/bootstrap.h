@@ -32,6 +32,10 @@ class Bootstrap {
   virtual std::string backend() const = 0;  // "rendezvous", "pmix", "single"
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The world epoch: 0 for a fixed job; an elastic job's launcher numbers
+  // each new world (HOROVOD_WORLD_EPOCH), and every handshake carries it so
+  // that nothing of an earlier world is matched by a later one.
+  virtual uint64_t epoch() const { return 0; }
   // Filled at creation: an allgather of host identities (HOROVOD_HOSTNAME,
   // else gethostname()); under horovodrun it must agree with the launcher's
   // HOROVOD_LOCAL_RANK etc. (HVD_ERR_MISMATCH otherwise).
@@ -58,8 +62,9 @@ class Bootstrap {
   uint64_t collective_seq_ = 0;  // names successive allgathers/barriers
 
   // A key for the next collective, unused by any earlier one of this
-  // process: "hvd.bootstrap.<instance>.<seq>". Instances are numbered in
-  // creation order, the same on every rank.
+  // process: "hvd.bootstrap.<instance>.<seq>". Instances are numbered per
+  // epoch in the order of their first collective, the same on every rank
+  // of the epoch (a rank that joined an elastic job later included).
   std::string next_collective_key();
   // Bounds collectives (allgather, barrier): runtime.start_timeout.
   std::chrono::milliseconds collective_timeout_{30000};
@@ -68,8 +73,8 @@ class Bootstrap {
   static std::chrono::milliseconds bounded(std::chrono::milliseconds timeout);
 
  private:
-  static uint64_t next_instance();
-  const uint64_t instance_ = next_instance();
+  static uint64_t next_instance(uint64_t epoch);
+  int64_t instance_ = -1;  // numbered at the first collective
 };
 
 }  // namespace hvd

@@ -50,6 +50,7 @@ RendezvousBootstrap::RendezvousBootstrap(
   required_env("HOROVOD_SIZE");
   rank_ = env_int("HOROVOD_RANK");
   size_ = env_int("HOROVOD_SIZE");
+  epoch_ = static_cast<uint64_t>(std::max(0, env_int("HOROVOD_WORLD_EPOCH")));
   if (port_ <= 0 || port_ > 65535) {
     throw Error(HVD_ERR_CONFIG, "HOROVOD_RENDEZVOUS_PORT=" +
                                     std::to_string(port_) + " is not a port");
@@ -72,7 +73,8 @@ std::unique_ptr<rendezvous::Connection> RendezvousBootstrap::open(
   auto connection = std::make_unique<rendezvous::Connection>(address_, port_,
                                                              secret_, deadline);
   Writer join;
-  join.u32(rank_).u32(size_).str(job_id_).str(this_host_identity());
+  join.u32(rank_).u32(size_).str(job_id_).str(this_host_identity()).u64(
+      epoch_);
   Response joined = connection->call(rendezvous::kJoin, join.bytes(), deadline);
   if (joined.status != rendezvous::kOk) fail(joined, "joining", timeout);
   return connection;

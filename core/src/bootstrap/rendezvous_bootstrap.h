@@ -1,7 +1,8 @@
 // The bootstrap of a job started by horovodrun: rank and size from
 // HOROVOD_RANK / HOROVOD_SIZE, the store served by horovodrun's rendezvous
 // service (HOROVOD_RENDEZVOUS_ADDR, HOROVOD_RENDEZVOUS_PORT,
-// HOROVOD_SECRET_KEY, HOROVOD_JOB_ID; protocol in
+// HOROVOD_SECRET_KEY, HOROVOD_JOB_ID, and in an elastic job
+// HOROVOD_WORLD_EPOCH, the round of the launcher's store; protocol in
 // tools/horovodrun/PROTOCOL.md). Thread-safe: a call takes an idle
 // connection or opens another, so one thread's long poll (a get waiting for
 // a key) never holds up another thread's put.
@@ -23,6 +24,7 @@ class RendezvousBootstrap : public Bootstrap {
   std::string backend() const override { return "rendezvous"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  uint64_t epoch() const override { return epoch_; }
   void put(const std::string& key, const std::vector<uint8_t>& value) override;
   std::vector<uint8_t> get(int rank, const std::string& key,
                            std::chrono::milliseconds timeout) override;
@@ -44,6 +46,7 @@ class RendezvousBootstrap : public Bootstrap {
   void check_launcher_layout() const;
 
   int rank_ = 0, size_ = 1;
+  uint64_t epoch_ = 0;  // HOROVOD_WORLD_EPOCH, sent in JOIN
   std::string address_;
   int port_ = 0;
   std::vector<uint8_t> secret_;

@@ -61,7 +61,17 @@ ControlPlaneOptions control_plane_options(const Config& config) {
   return options;
 }
 
+namespace {
+
+ControlPlaneOptions with_epoch(ControlPlaneOptions options, uint64_t epoch) {
+  options.epoch = epoch;
+  return options;
+}
+
+}  // namespace
+
 ControlPlane::ControlPlane(Bootstrap& bootstrap, const Config& config)
-    : ControlPlane(bootstrap, control_plane_options(config)) {}
+    : ControlPlane(bootstrap,
+                   with_epoch(control_plane_options(config), bootstrap.epoch())) {}
 
 }  // namespace hvd

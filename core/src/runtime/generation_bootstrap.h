@@ -2,11 +2,14 @@
 // put or got is prefixed with the generation, so a later hvd_init in the
 // same job never reads a value an earlier one left behind (a control-plane
 // or transport address, say, that another rank has not re-put yet).
-// Generations are counted per process, in hvd_init order: the same on every
-// rank.
+// Generations are counted per process and world epoch, in hvd_init order:
+// the same on every rank of the epoch, one that joined an elastic job later
+// included.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "bootstrap/bootstrap.h"
@@ -21,7 +24,16 @@ class GenerationBootstrap final : public Bootstrap {
     layout_ = inner_->layout();
   }
 
+  // This process's next generation in `epoch`.
+  static uint64_t next_generation(uint64_t epoch) {
+    static std::mutex mutex;
+    static std::map<uint64_t, uint64_t> count;
+    std::lock_guard<std::mutex> lock(mutex);
+    return count[epoch]++;
+  }
+
   std::string backend() const override { return inner_->backend(); }
+  uint64_t epoch() const override { return inner_->epoch(); }
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   void put(const std::string& key, const std::vector<uint8_t>& value) override {

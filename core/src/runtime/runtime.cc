@@ -35,9 +35,6 @@
 namespace hvd::runtime {
 namespace {
 
-// The world epoch: bumps when an elastic job is rebuilt (not yet).
-constexpr uint64_t kEpoch = 0;
-
 std::string line_of(const std::string& canonical, const std::string& key) {
   size_t at = 0;
   while (at < canonical.size()) {
@@ -88,9 +85,11 @@ void Runtime::start(const hvd_init_options* options) {
   spin_time_ = config_.get_duration("runtime.spin_time");
   const auto start_timeout = config_.get_duration("runtime.start_timeout");
 
-  static std::atomic<uint64_t> generations{0};
-  bootstrap_ = std::make_unique<GenerationBootstrap>(Bootstrap::create(config_),
-                                                     generations++);
+  // The world epoch: 0, or the round of an elastic job's launcher.
+  std::unique_ptr<Bootstrap> world = Bootstrap::create(config_);
+  const uint64_t epoch = world->epoch();
+  bootstrap_ = std::make_unique<GenerationBootstrap>(
+      std::move(world), GenerationBootstrap::next_generation(epoch));
   rank_ = bootstrap_->rank();
   size_ = bootstrap_->size();
   const HostLayout& layout = bootstrap_->layout();
@@ -117,7 +116,7 @@ void Runtime::start(const hvd_init_options* options) {
   reducers_ = std::make_unique<ReducerSet>(*loader_, config_, *bootstrap_,
                                            timeline_hooks_.get());
 
-  engine_ = std::make_unique<p2p::Engine>(rank_, size_, kEpoch);
+  engine_ = std::make_unique<p2p::Engine>(rank_, size_, epoch);
   engine_->set_spin_time(config_.get_duration("runtime.spin_time"));
   // What a transport saw goes to the control plane from drive(), once the
   // control plane has had a moment to name the rank really at fault.
@@ -135,7 +134,7 @@ void Runtime::start(const hvd_init_options* options) {
   std::vector<int32_t> everyone(size_);
   for (int32_t r = 0; r < size_; ++r) everyone[r] = r;
   sets_.push_back(std::make_unique<ProcessSet>(
-      0, everyone, rank_, layout.host_of, kEpoch, rank_ == 0));
+      0, everyone, rank_, layout.host_of, epoch, rank_ == 0));
   if (options && options->process_set_count > 0) {
     if (!options->process_sets || !options->process_set_sizes) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
@@ -146,7 +145,7 @@ void Runtime::start(const hvd_init_options* options) {
           options->process_sets[i],
           options->process_sets[i] + options->process_set_sizes[i]);
       sets_.push_back(std::make_unique<ProcessSet>(
-          i + 1, std::move(ranks), rank_, layout.host_of, kEpoch, rank_ == 0));
+          i + 1, std::move(ranks), rank_, layout.host_of, epoch, rank_ == 0));
     }
   }
   next_set_id_ = static_cast<int32_t>(sets_.size());

@@ -87,9 +87,12 @@ def init(comm=None, process_sets=None):
         sizes = (ctypes.c_int32 * len(static))(*[len(ps.ranks) for ps in static])
         opts.process_sets = ptrs
         opts.process_set_sizes = sizes
-    status = _capi.lib.hvd_init(ctypes.byref(opts))
-    if status != _capi.OK:
-        raise_for_status(status, "init")
+    if os.environ.get("HOROVOD_ELASTIC") == "1":
+        _init_in_next_world(opts)
+    else:
+        status = _capi.lib.hvd_init(ctypes.byref(opts))
+        if status != _capi.OK:
+            raise_for_status(status, "init")
     world = _capi.lib.hvd_size()
     wanted = _to_world_ranks(comm)
     if wanted is not None and wanted != list(range(world)):
@@ -107,6 +110,26 @@ def init(comm=None, process_sets=None):
 
 
 _atexit_registered = False
+
+
+def _init_in_next_world(opts):
+    """An elastic worker's init: in the next world the launcher assigns
+    this worker, or, when that world breaks before it begins (a member
+    failed, or a newer world superseded it), in the one after."""
+    from horovod.runner.elastic import worker
+    timeout = float(os.environ.get("HOROVOD_ELASTIC_TIMEOUT", "600"))
+    while True:
+        try:
+            worker.enter_next_world(timeout)
+        except (worker.RendezvousUnavailable, OSError) as e:
+            raise HorovodInternalError(f"elastic init: {e}") from None
+        status = _capi.lib.hvd_init(ctypes.byref(opts))
+        if status == _capi.OK:
+            return
+        try:
+            raise_for_status(status, "init")
+        except HorovodInternalError:
+            continue  # the world broke before it began: the next one
 
 
 def _shutdown_at_exit():

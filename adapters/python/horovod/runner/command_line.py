@@ -89,6 +89,34 @@ def parse_args(argv):
     p.add_argument("--mpi-args",
                    help="more mpirun options with --mpi, one string "
                         "(e.g. '--mca pml ob1 --mca btl self,vader')")
+    elastic = p.add_argument_group(
+        "elastic", "A job whose workers may come and go: it runs while at "
+        "least --min-np slots are usable, on the hosts the discovery script "
+        "prints (host:slots lines) or those of -H, less the hosts "
+        "blacklisted after a failure.")
+    elastic.add_argument("--min-np", "--min-num-proc", dest="min_np",
+                         type=int, help="fewest ranks the job runs with "
+                         "(default: -np)")
+    elastic.add_argument("--max-np", "--max-num-proc", dest="max_np",
+                         type=int, help="most ranks the job runs with")
+    elastic.add_argument("--slots-per-host", "--slots", dest="slots_per_host",
+                         type=int, default=1,
+                         help="slots of a discovered host printed without "
+                         "':slots' (default 1)")
+    elastic.add_argument("--host-discovery-script",
+                         help="command printing the usable hosts, one "
+                         "host:slots a line; polled every second")
+    elastic.add_argument("--elastic-timeout", type=float, default=600.0,
+                         help="seconds the job may wait for --min-np slots "
+                         "before it ends (default 600)")
+    elastic.add_argument("--reset-limit", type=int,
+                         help="most times the job may be reset to a new "
+                         "world (default: no limit)")
+    elastic.add_argument("--blacklist-cooldown-range", type=float, nargs=2,
+                         metavar=("LOW", "HIGH"),
+                         help="seconds a failed host stays blacklisted: "
+                         "LOW doubling with each failure, at most HIGH "
+                         "(default: for good)")
     p.add_argument("--check-build", action="store_true",
                    help="print how Horovod was built (horovod-info) and exit")
     p.add_argument("command", nargs=argparse.REMAINDER,

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from horovod.runner.command_line import parse_args
+from horovod.runner.elastic import is_elastic, run_elastic
 from horovod.runner.job import Job
 from horovod.runner.log import Fatal, log, set_verbose
 from horovod.runner.mpi import run_mpi
@@ -31,6 +32,8 @@ def run_command_line(argv, tools_dir):
             return check_build(tools_dir)
         if args.mpi:
             return run_mpi(args)
+        if is_elastic(args):
+            return run_elastic(args)
         return Job(args).run()
     except Fatal as e:
         log(f"error: {e}")

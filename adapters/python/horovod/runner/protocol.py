@@ -16,8 +16,12 @@ MAX_FRAME = MAX_VALUE_BYTES + 2048
 # Seconds a new connection has to send a valid JOIN.
 JOIN_WINDOW_S = 10.0
 OP_JOIN, OP_PUT, OP_GET, OP_ALLGATHER = 1, 2, 3, 4
+# An elastic job's workers: who they are, their place in the next world, and
+# whether the membership changed since.
+OP_WORKER, OP_ASSIGN, OP_UPDATES = 5, 6, 7
 OP_NAMES = {OP_JOIN: "JOIN", OP_PUT: "PUT", OP_GET: "GET",
-            OP_ALLGATHER: "ALLGATHER"}
+            OP_ALLGATHER: "ALLGATHER", OP_WORKER: "WORKER",
+            OP_ASSIGN: "ASSIGN", OP_UPDATES: "UPDATES"}
 RESPONSE_BIT = 0x80
 STATUS_OK, STATUS_TIMEOUT, STATUS_ERROR = 0, 1, 2
 CLIENT, SERVER = b"C", b"S"  # the direction each frame's tag covers
@@ -63,6 +67,9 @@ class Reader:
         if n > limit:
             raise Malformed(f"value of {n} bytes exceeds {limit}")
         return self.take(n)
+
+    def at_end(self):
+        return self.pos == len(self.data)
 
     def end(self):
         if self.pos != len(self.data):

@@ -21,14 +21,72 @@ class Drop(Exception):
     """A frame the service refuses: logged, and the connection closed."""
 
 
+class Store:
+    """The key-value store of one world of `size` ranks: the job's, or one
+    round's of an elastic job. Its methods run under `changed`, the
+    service's condition; a closed store answers its waiters with ERROR."""
+
+    def __init__(self, size, changed):
+        self.size, self.changed = size, changed
+        self.values = {}  # (rank, key) -> bytes
+        self.holders = {}  # key -> how many ranks have put it
+        self.closed = None  # why, once closed
+
+    def close(self, reason):
+        self.closed = reason
+        self.changed.notify_all()
+
+    def put(self, rank, key, value):
+        if (rank, key) not in self.values:
+            self.holders[key] = self.holders.get(key, 0) + 1
+        self.values[(rank, key)] = value
+        self.changed.notify_all()
+
+    def get(self, owner, key, timeout):
+        if owner >= self.size:
+            return STATUS_ERROR, pack_str(f"rank {owner} is outside the job "
+                                          f"of {self.size} ranks")
+        self.changed.wait_for(
+            lambda: (owner, key) in self.values or self.closed, timeout)
+        if self.closed:
+            return STATUS_ERROR, pack_str(self.closed)
+        if (owner, key) in self.values:
+            return STATUS_OK, pack_blob(self.values[(owner, key)])
+        return STATUS_TIMEOUT, struct.pack(">II", 1, owner)
+
+    def allgather(self, rank, key, value, timeout):
+        self.put(rank, key, value)
+        self.changed.wait_for(
+            lambda: self.holders[key] == self.size or self.closed, timeout)
+        if self.closed:
+            return STATUS_ERROR, pack_str(self.closed)
+        if self.holders[key] == self.size:
+            return STATUS_OK, struct.pack(">I", self.size) + b"".join(
+                pack_blob(self.values[(r, key)]) for r in range(self.size))
+        absent = [r for r in range(self.size)
+                  if (r, key) not in self.values]
+        return STATUS_TIMEOUT, struct.pack(f">I{len(absent)}I", len(absent),
+                                           *absent)
+
+
+class Member:
+    """A connection that joined as `rank` of the world `store` holds."""
+
+    def __init__(self, store, rank):
+        self.store, self.rank = store, rank
+
+
 class Rendezvous:
-    """The store of one job of `size` ranks, listening on `address`."""
+    """The store of one job of `size` ranks, listening on `address`.
+    Subclasses serve more operations (`handlers`, `opening_ops`)."""
+
+    opening_ops = (OP_JOIN,)  # what a connection may start with
+    session_kind = {OP_PUT: Member, OP_GET: Member, OP_ALLGATHER: Member}
 
     def __init__(self, address, size, secret, job_id):
         self.size, self.secret, self.job_id = size, secret, job_id
-        self.store = {}  # (rank, key) -> bytes
-        self.holders = {}  # key -> how many ranks have put it
         self.changed = threading.Condition()
+        self.world = Store(size, self.changed)
         self.joined = {}  # rank -> host name given in its first JOIN
         self.connections = 0
         self.max_connections = 4 * size + 64
@@ -112,7 +170,7 @@ class Rendezvous:
         nonce = secrets.token_bytes(NONCE_BYTES)
         conn.sendall(MAGIC + nonce)
         deadline = time.monotonic() + JOIN_WINDOW_S  # until a valid JOIN
-        seq, rank = 0, None
+        seq, session = 0, None  # session: what the opening request made
         while True:
             head = self._recv_exact(conn, 4, deadline, at_boundary=True)
             if head is None:
@@ -133,13 +191,14 @@ class Rendezvous:
             seq += 1
             if op not in OP_NAMES:
                 raise Drop(f"unknown op {op}")
-            if rank is None and op != OP_JOIN:
+            if session is None and op not in self.opening_ops:
                 raise Drop(f"{OP_NAMES[op]} before JOIN")
             try:
-                status, fields, rank = self._handle(op, reader, rank, peer)
+                status, fields, session = self._handle(op, reader, session,
+                                                       peer)
             except Malformed as e:
                 raise Drop(f"malformed {OP_NAMES[op]}: {e}") from None
-            if rank is not None:
+            if session is not None:
                 deadline = None
             reply = struct.pack(">QBB", got_seq, op | RESPONSE_BIT,
                                 status) + fields
@@ -150,73 +209,72 @@ class Rendezvous:
             if status == STATUS_ERROR:
                 return
 
-    def _store(self, rank, key, value):
-        """Under self.changed."""
-        if (rank, key) not in self.store:
-            self.holders[key] = self.holders.get(key, 0) + 1
-        self.store[(rank, key)] = value
-        self.changed.notify_all()
+    def handlers(self):
+        return {OP_JOIN: self._join, OP_PUT: self._put, OP_GET: self._get,
+                OP_ALLGATHER: self._allgather}
 
-    def _handle(self, op, reader, rank, peer):
-        """Returns (status, response fields, the connection's rank)."""
-        handler = {OP_JOIN: self._join, OP_PUT: self._put, OP_GET: self._get,
-                   OP_ALLGATHER: self._allgather}[op]
-        return handler(reader, rank, peer)
+    def _handle(self, op, reader, session, peer):
+        """Returns (status, response fields, the connection's session)."""
+        handler = self.handlers().get(op)
+        if handler is None:
+            raise Drop(f"{OP_NAMES[op]} is not served by this job")
+        kind = self.session_kind.get(op)
+        if kind is not None and not isinstance(session, kind):
+            raise Drop(f"{OP_NAMES[op]} on a connection that did not JOIN")
+        return handler(reader, session, peer)
 
-    def _join(self, reader, rank, peer):
+    @staticmethod
+    def read_join(reader):
+        """JOIN's fields: (rank, size, job id, host, world epoch)."""
         r, size = reader.u32(), reader.u32()
         job_id = reader.str(MAX_KEY_BYTES)
         host = reader.str(MAX_KEY_BYTES)
+        epoch = 0 if reader.at_end() else reader.u64()
         reader.end()
-        if size != self.size or job_id != self.job_id or r >= size:
-            message = (f"JOIN as rank {r} of {size} in job {job_id!r}, but "
-                       f"this is job {self.job_id!r} of {self.size} ranks")
+        return r, size, job_id, host, epoch
+
+    def _join(self, reader, session, peer):
+        r, size, job_id, host, epoch = self.read_join(reader)
+        if size != self.size or job_id != self.job_id or r >= size or epoch:
+            message = (f"JOIN as rank {r} of {size} in job {job_id!r}"
+                       f"{f' at epoch {epoch}' if epoch else ''}, but this is "
+                       f"job {self.job_id!r} of {self.size} ranks")
             log(f"rendezvous: refused {peer}: {message}")
-            return STATUS_ERROR, pack_str(message), rank
+            return STATUS_ERROR, pack_str(message), session
         with self.changed:
             first = r not in self.joined
             self.joined.setdefault(r, host)
             self.changed.notify_all()
         if first:
             vlog(f"rank {r} reached the rendezvous from {host} ({peer})")
-        return STATUS_OK, b"", r
+        return STATUS_OK, b"", Member(self.world, r)
 
-    def _put(self, reader, rank, peer):
+    @staticmethod
+    def _put(reader, member, peer):
         key = reader.str(MAX_KEY_BYTES)
         value = reader.blob(MAX_VALUE_BYTES)
         reader.end()
-        with self.changed:
-            self._store(rank, key, value)
-        return STATUS_OK, b"", rank
+        with member.store.changed:
+            member.store.put(member.rank, key, value)
+        return STATUS_OK, b"", member
 
-    def _get(self, reader, rank, peer):
+    @staticmethod
+    def _get(reader, member, peer):
         owner = reader.u32()
         key = reader.str(MAX_KEY_BYTES)
         timeout = reader.u32() / 1000.0
         reader.end()
-        if owner >= self.size:
-            return (STATUS_ERROR,
-                    pack_str(f"rank {owner} is outside the job of "
-                             f"{self.size} ranks"), rank)
-        with self.changed:
-            if self.changed.wait_for(lambda: (owner, key) in self.store,
-                                     timeout):
-                return STATUS_OK, pack_blob(self.store[(owner, key)]), rank
-        return STATUS_TIMEOUT, struct.pack(">II", 1, owner), rank
+        with member.store.changed:
+            status, fields = member.store.get(owner, key, timeout)
+        return status, fields, member
 
-    def _allgather(self, reader, rank, peer):
+    @staticmethod
+    def _allgather(reader, member, peer):
         key = reader.str(MAX_KEY_BYTES)
         value = reader.blob(MAX_VALUE_BYTES)
         timeout = reader.u32() / 1000.0
         reader.end()
-        with self.changed:
-            self._store(rank, key, value)
-            if self.changed.wait_for(
-                    lambda: self.holders[key] == self.size, timeout):
-                fields = struct.pack(">I", self.size) + b"".join(
-                    pack_blob(self.store[(r, key)]) for r in range(self.size))
-                return STATUS_OK, fields, rank
-            absent = [r for r in range(self.size)
-                      if (r, key) not in self.store]
-        return (STATUS_TIMEOUT,
-                struct.pack(f">I{len(absent)}I", len(absent), *absent), rank)
+        with member.store.changed:
+            status, fields = member.store.allgather(member.rank, key, value,
+                                                    timeout)
+        return status, fields, member

@@ -22,6 +22,7 @@ from horovod.tensorflow import (  # noqa: F401
     nccl_built, rank, remove_process_set, rocm_built, shutdown, size,
     start_timeline, stop_timeline)
 from horovod.tensorflow.keras import callbacks  # noqa: F401
+from horovod.tensorflow.keras import elastic  # noqa: F401
 from horovod.tensorflow.keras.optimizer import (  # noqa: F401
     DistributedOptimizer, PartialDistributedOptimizer, distributed_class)
 
