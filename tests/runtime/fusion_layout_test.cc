@@ -221,6 +221,18 @@ TEST(FusionLayout, ReducescatterSplitsRowsUnevenly) {
   EXPECT_EQ(joined.copy_out, (std::vector<Copy>{{out(0), buf(64), 24}}));
 }
 
+TEST(FusionLayout, GatheredShapes) {
+  Response gather = response(HVD_COLL_ALLGATHER, HVD_FLOAT32, {{{1, 4, 2}}});
+  gather.entries[0].per_rank = {{1, 0, 6}};
+  EXPECT_EQ(gathered_shape(gather, 0, 0, 1), (std::vector<int64_t>{7, 4, 2}));
+  Response a2a = response(HVD_COLL_ALLTOALL, HVD_FLOAT32, {{{3, 5}}});
+  a2a.entries[0].per_rank = {{1, 2}, {0, 3}};
+  EXPECT_EQ(gathered_shape(a2a, 0, 0, 0), (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(gathered_shape(a2a, 0, 0, 1), (std::vector<int64_t>{5, 5}));
+  Response allreduce = response(HVD_COLL_ALLREDUCE, HVD_FLOAT32, {{{3}}});
+  EXPECT_THROW(gathered_shape(allreduce, 0, 0, 0), Error);
+}
+
 TEST(FusionLayout, MalformedResponsesAreRefused) {
   Response gather = response(HVD_COLL_ALLGATHER, HVD_FLOAT32, {{{2}}});
   EXPECT_THROW(lay_out(gather, 0, 2, all_held(1), false), Error);  // no rows

@@ -254,21 +254,13 @@ void Executor::allocate_outputs(Slot& slot) {
   if (r.collective != HVD_COLL_ALLGATHER && r.collective != HVD_COLL_ALLTOALL) {
     return;
   }
-  const int32_t me = slot.set->rank;
   for (size_t e = 0; e < r.entries.size(); ++e) {
     PendingOp* op = slot.ops[e];
     if (!op) continue;
-    const Entry& entry = r.entries[e];
     op->outputs.clear();
-    for (size_t t = 0; t < entry.shapes.size(); ++t) {
-      std::vector<int64_t> shape = entry.shapes[t];
-      int64_t rows = 0;
-      if (r.collective == HVD_COLL_ALLGATHER) {
-        for (int64_t n : entry.per_rank[t]) rows += n;
-      } else {
-        for (const auto& splits : entry.per_rank) rows += splits[me];
-      }
-      shape[0] = rows;
+    for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
+      const std::vector<int64_t> shape =
+          gathered_shape(r, e, t, slot.set->rank);
       Output out;
       const TensorView& like = op->inputs[t];
       if (op->adapter) {

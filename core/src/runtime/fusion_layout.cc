@@ -286,4 +286,21 @@ Layout lay_out(const Response& r, int32_t rank, int32_t size,
   return l;
 }
 
+std::vector<int64_t> gathered_shape(const Response& r, size_t entry,
+                                    size_t tensor, int32_t rank) {
+  const Entry& e = r.entries.at(entry);
+  std::vector<int64_t> shape = e.shapes.at(tensor);
+  if (shape.empty()) malformed(r, "'" + e.name + "' has no first dimension");
+  int64_t rows = 0;
+  if (r.collective == HVD_COLL_ALLGATHER) {
+    for (int64_t n : e.per_rank.at(tensor)) rows += n;
+  } else if (r.collective == HVD_COLL_ALLTOALL) {
+    for (const auto& splits : e.per_rank) rows += splits.at(rank);
+  } else {
+    malformed(r, "no gathered output");
+  }
+  shape[0] = rows;
+  return shape;
+}
+
 }  // namespace hvd::runtime

@@ -65,4 +65,10 @@ struct Layout {
 Layout lay_out(const Response& response, int32_t rank, int32_t size,
                const std::vector<Held>& held, bool in_place);
 
+// The shape of output `tensor` of entry `entry` on set rank `rank` of an
+// allgather (every rank's rows) or alltoall (the rows sent to this rank),
+// which the core allocates once negotiation has told it.
+std::vector<int64_t> gathered_shape(const Response& response, size_t entry,
+                                    size_t tensor, int32_t rank);
+
 }  // namespace hvd::runtime
