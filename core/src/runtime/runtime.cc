@@ -181,8 +181,9 @@ void Runtime::start(const hvd_init_options* options) {
   callers_may_drive_ = pinned.empty();
   if (!callers_may_drive_) {
     HVD_LOG(INFO) << "waiting threads do not run the cycle: " << pinned
-                  << " was built for ABI 1.3 or earlier, which promised "
-                     "calls from the background thread only";
+                  << " takes calls from the background thread only (its "
+                     "table does not set threading = "
+                     "HVD_THREADING_SERIALIZED)";
   }
   thread_ = std::thread([this] { loop(); });
   HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_

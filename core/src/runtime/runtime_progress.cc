@@ -61,7 +61,7 @@ std::string Runtime::background_thread_only_plugin() const {
     if (!t->any_thread()) return t->describe();
   }
   for (size_t i = 0; i < reducers_->size(); ++i) {
-    if (!called_from_any_thread(reducers_->at(i).api().abi_minor))
+    if (!called_from_any_thread(reducers_->at(i).api()))
       return reducers_->at(i).describe();
   }
   return "";
