@@ -317,12 +317,13 @@ void Executor::allocate_outputs(Slot& slot) {
 
 void Executor::lay_out_slot(Slot& slot) {
   const Response& r = slot.response;
-  std::vector<Held> held(r.entries.size());
+  std::vector<Held>& held = slot.held;
+  held.resize(r.entries.size());
   for (size_t e = 0; e < held.size(); ++e) {
     held[e].inputs = slot.ops[e] != nullptr;
     held[e].outputs = slot.ops[e] != nullptr && slot.op_errors[e].empty();
   }
-  slot.layout = lay_out(r, slot.set->rank, slot.set->size(), held, slot.direct);
+  lay_out(r, slot.set->rank, slot.set->size(), held, slot.direct, slot.layout);
   const Layout& l = slot.layout;
   if (!slot.direct) slot.buffer.ensure(l.buffer_bytes);
   hvd_coll_args& a = slot.args;

@@ -86,7 +86,8 @@ class Executor {
     hvd_device device{HVD_MEM_HOST, 0};
     hvd_stream stream = nullptr;
     hvd_coll_args args{};
-    Layout layout;  // args' counts and displacements point into it
+    std::vector<Held> held;  // per entry, for the layout
+    Layout layout;           // args' counts and displacements point into it
     hvd_p2p_s p2p;
     std::vector<size_t> candidates;
     const Reducer* reducer = nullptr;

@@ -240,8 +240,8 @@ void lay_out_reducescatter(const Response& r, int32_t rank, int32_t size,
 
 }  // namespace
 
-Layout lay_out(const Response& r, int32_t rank, int32_t size,
-               const std::vector<Held>& held, bool in_place) {
+void lay_out(const Response& r, int32_t rank, int32_t size,
+             const std::vector<Held>& held, bool in_place, Layout& l) {
   if (held.size() != r.entries.size() || r.entries.empty()) {
     malformed(r, std::to_string(r.entries.size()) + " entries, " +
                      std::to_string(held.size()) + " held");
@@ -262,7 +262,17 @@ Layout lay_out(const Response& r, int32_t rank, int32_t size,
                    !held[0].inputs || !held[0].outputs)) {
     malformed(r, "in place, but not one held tensor");
   }
-  Layout l;
+  l.buffer_bytes = 0;
+  l.send = l.recv = Place{};
+  l.count = 0;
+  l.counts.clear();
+  l.displs.clear();
+  l.send_counts.clear();
+  l.send_displs.clear();
+  l.received_splits.clear();
+  l.moves_data = false;
+  l.copy_in.clear();
+  l.copy_out.clear();
   switch (r.collective) {
     case HVD_COLL_ALLREDUCE:
     case HVD_COLL_BROADCAST:
@@ -283,7 +293,6 @@ Layout lay_out(const Response& r, int32_t rank, int32_t size,
     default:
       malformed(r, "no data layout");
   }
-  return l;
 }
 
 std::vector<int64_t> gathered_shape(const Response& r, size_t entry,

@@ -60,10 +60,12 @@ struct Layout {
 // alltoall or reducescatter) on set rank `rank` of `size`; `held` has one
 // element per entry. In place (`in_place`: one entry of one tensor, held)
 // the reducer works on the entry's own tensors and no buffer is needed.
-// Throws hvd::Error HVD_ERR_INTERNAL for another collective or a response
-// whose entries do not fit it (per-rank rows missing, held of another size).
-Layout lay_out(const Response& response, int32_t rank, int32_t size,
-               const std::vector<Held>& held, bool in_place);
+// Written into `out`, whose storage is reused (one layout per response on
+// the hot path). Throws hvd::Error HVD_ERR_INTERNAL for another collective
+// or a response whose entries do not fit it (per-rank rows missing, held of
+// another size).
+void lay_out(const Response& response, int32_t rank, int32_t size,
+             const std::vector<Held>& held, bool in_place, Layout& out);
 
 // The shape of output `tensor` of entry `entry` on set rank `rank` of an
 // allgather (every rank's rows) or alltoall (the rows sent to this rank),
