@@ -54,6 +54,9 @@ hvd_reducer_api reducer_table(const char* name, const ReducerCalls& calls) {
   t.progress = calls.progress;
   t.task_free = calls.task_free;
   t.abort_task = calls.abort_task;
+  // Calls from a waiting thread too, one at a time: a reducer here keeps
+  // its state in its instance and tasks, none in a thread.
+  t.threading = HVD_THREADING_SERIALIZED;
   return t;
 }
 

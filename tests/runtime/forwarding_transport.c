@@ -6,7 +6,10 @@
  *   FORWARD_OWN_THREADS   its properties set HVD_TRANSPORT_OWN_THREADS
  *   FORWARD_ABI_MINOR=n   its table says it was built for ABI 1.n (before
  *                         1.3: it may run threads; before 1.4: it is called
- *                         from the background thread only)
+ *                         from the background thread only; 1.4: from a
+ *                         waiting thread too) and ends where that table did
+ *   FORWARD_THREADING=v   its table's `threading` is v (HVD_THREADING_*;
+ *                         otherwise tcp's, which opts in)
  */
 #include <dlfcn.h>
 #include <stddef.h>
@@ -44,6 +47,12 @@ HVD_EXPORT const hvd_transport_api* hvd_transport_get_api(uint32_t major,
   tcp_get_properties = api->get_properties;
   table.get_properties = get_properties;
   table.abi_minor = FORWARD_ABI_MINOR;
+#if FORWARD_ABI_MINOR < 5
+  table.struct_size = HVD_STRUCT_SIZE(hvd_transport_api, iget);
+#endif
+#ifdef FORWARD_THREADING
+  table.threading = FORWARD_THREADING;
+#endif
   table.name = FORWARD_NAME;
   return &table;
 }

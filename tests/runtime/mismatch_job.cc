@@ -58,7 +58,8 @@ const hvd_adapter_api kHolder = {sizeof(hvd_adapter_api),
                                  "test",
                                  no_allocate,
                                  held_ready,
-                                 done};
+                                 done,
+                                 HVD_THREADING_SERIALIZED};
 
 void mismatches() {
   Buffer f(HVD_FLOAT32, {4}), i(HVD_INT32, {4});

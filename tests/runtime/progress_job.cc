@@ -1,9 +1,11 @@
 // Who runs an op's cycle, as one job (horovodrun -np 2). Each rank first
 // narrows itself to one CPU, so the waiting thread and the background
-// thread share it. argv[1] "caller": over plugins built for ABI 1.4, a
-// thread waiting in hvd_wait runs the cycle itself, so completion callbacks
-// run on it; "background": with a transport built for 1.3 (argv[2], the
-// configuration file) every callback runs on the background thread.
+// thread share it. argv[1] "caller": over plugins that take calls from any
+// thread (their tables opt in, or were built for ABI 1.4), a thread
+// waiting in hvd_wait runs the cycle itself, so completion callbacks run
+// on it; "background": with a transport that does not (built for 1.3, or
+// not opting in) every callback runs on the background thread. argv[2]:
+// the configuration file naming the transport.
 #include <pthread.h>
 #include <sched.h>
 

@@ -44,6 +44,9 @@ const hvd_adapter_api kAdapter = {
     allocate_output,
     nullptr,
     op_done,
+    // Its callbacks only note the op: a waiting thread may run them, so
+    // the runtime layer is timed as an application's waits drive it.
+    HVD_THREADING_SERIALIZED,
 };
 
 hvd_tensor host_tensor(void* data, hvd_dtype dtype, const int64_t* shape) {

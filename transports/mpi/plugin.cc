@@ -21,6 +21,8 @@ struct Impl {
   using Connection = hvd_mpi::Connection;
   using Request = hvd_mpi::Request;
   static constexpr const char* kName = "mpi";
+  // Calls from a waiting thread too, one at a time: MPI is initialised with MPI_THREAD_SERIALIZED.
+  static constexpr uint32_t kThreading = HVD_THREADING_SERIALIZED;
   static Transport& transport_of(Listener* l) { return *l->transport; }
   static Transport& transport_of(Connection* c) { return *c->transport; }
   static hvd_status conn_test(Connection* c) {

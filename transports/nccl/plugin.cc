@@ -501,13 +501,16 @@ hvd_plugin::ExtensionChain extensions;
 
 hvd_transport_api make_api() {
   hvd_transport_api a{};
-  a.struct_size = HVD_STRUCT_SIZE(hvd_transport_api, iget);
+  a.struct_size = HVD_STRUCT_SIZE(hvd_transport_api, threading);
   a.ext = extensions.link({hvd_nccl::describe, &kCollectives});
   a.kind = HVD_PLUGIN_TRANSPORT;
   a.abi_major = HVD_ABI_VERSION_MAJOR;
   a.abi_minor = HVD_ABI_VERSION_MINOR;
   a.name = "nccl";
   a.version = "1.0";
+  // Calls from a waiting thread too, one at a time: no state kept in a
+  // thread between calls (each NCCL call names its communicator).
+  a.threading = HVD_THREADING_SERIALIZED;
   a.init = nccl_init;
   a.finalize = nccl_finalize;
   a.get_properties = nccl_get_properties;

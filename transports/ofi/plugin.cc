@@ -23,6 +23,8 @@ struct Impl {
   using Connection = hvd_ofi::Connection;
   using Request = hvd_ofi::Request;
   static constexpr const char* kName = "ofi";
+  // Calls from a waiting thread too, one at a time: no state kept in a thread between calls.
+  static constexpr uint32_t kThreading = HVD_THREADING_SERIALIZED;
   static Transport& transport_of(Listener* l) { return *l->transport; }
   static Transport& transport_of(Connection* c) { return *c->transport; }
   static hvd_status conn_test(Connection* c) {

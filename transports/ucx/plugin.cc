@@ -23,6 +23,8 @@ struct Impl {
   using Connection = hvd_ucx::Connection;
   using Request = hvd_ucx::Request;
   static constexpr const char* kName = "ucx";
+  // Calls from a waiting thread too, one at a time: its worker is UCS_THREAD_MODE_SERIALIZED.
+  static constexpr uint32_t kThreading = HVD_THREADING_SERIALIZED;
   static Transport& transport_of(Listener* l) { return *l->transport; }
   static Transport& transport_of(Connection* c) { return c->transport(); }
   static hvd_status conn_test(Connection* c) {

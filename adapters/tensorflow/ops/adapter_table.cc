@@ -37,7 +37,10 @@ const hvd_adapter_api kTable = {sizeof(hvd_adapter_api),
                                 HVD_TF_BUILT_AGAINST,
                                 allocate_output,
                                 nullptr,
-                                done};
+                                done,
+                                // done() may run on a thread in hvd_wait:
+                                // it only hands the op to TensorFlow.
+                                HVD_THREADING_SERIALIZED};
 
 }  // namespace
 

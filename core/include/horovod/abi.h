@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define HVD_ABI_VERSION_MAJOR 1
-#define HVD_ABI_VERSION_MINOR 4
+#define HVD_ABI_VERSION_MINOR 5
 
 #if defined(__GNUC__)
 #define HVD_EXPORT __attribute__((visibility("default")))
@@ -108,6 +108,19 @@ enum {
   HVD_PLUGIN_TRANSPORT = 1,
   HVD_PLUGIN_REDUCER = 2,
   HVD_PLUGIN_ADAPTER = 3
+};
+
+/* Which threads may call a plugin: the `threading` field at the end of every
+ * plugin table (transport, reducer, adapter), since 1.5. A table that
+ * leaves it 0 is called from the core's background thread only. */
+enum {
+  HVD_THREADING_BACKGROUND = 0, /* the background thread only */
+  /* Also a thread waiting in hvd_wait, which then runs the background
+   * thread's work in its place: calls are serialized, with the memory
+   * ordering of a lock, but thread-local state does not carry from one
+   * call to the next (UCX: UCS_THREAD_MODE_SERIALIZED; MPI:
+   * MPI_THREAD_SERIALIZED). Opt in by setting it; nothing implies it. */
+  HVD_THREADING_SERIALIZED = 1
 };
 
 /* The first fields of every plugin table, in this order. */

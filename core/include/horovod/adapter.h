@@ -58,6 +58,11 @@ typedef struct hvd_adapter_api {
    * core never touches op_ctx again. */
   void (*done)(void* adapter_ctx, void* op_ctx, hvd_status status,
                const char* message);
+
+  /* Since 1.5: HVD_THREADING_* (abi.h), which threads may call
+   * allocate_output, ready and done (and hvd_op.done of its ops). 0
+   * (HVD_THREADING_BACKGROUND) unless the author opts in. */
+  uint32_t threading;
 } hvd_adapter_api;
 
 /* Register a binding with the core. The table and adapter_ctx must outlive

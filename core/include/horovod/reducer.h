@@ -199,6 +199,10 @@ typedef struct hvd_reducer_api {
                          hvd_dtype dtype, const hvd_team* team,
                          hvd_mem_kind mem, hvd_score_range* ranges,
                          size_t* count);
+
+  /* Since 1.5: HVD_THREADING_* (abi.h), which threads may call the plugin.
+   * 0 (HVD_THREADING_BACKGROUND) unless the author opts in. */
+  uint32_t threading;
 } hvd_reducer_api;
 
 typedef const hvd_reducer_api* (*hvd_reducer_get_api_fn)(uint32_t core_major,

@@ -163,6 +163,10 @@ typedef struct hvd_transport_api {
                      hvd_request** req);
   hvd_status (*iget)(hvd_conn* c, void* dst, hvd_mr* dst_mr, hvd_remote_mr* src,
                      uint64_t src_offset, size_t bytes, hvd_request** req);
+
+  /* Since 1.5: HVD_THREADING_* (abi.h), which threads may call the plugin.
+   * 0 (HVD_THREADING_BACKGROUND) unless the author opts in. */
+  uint32_t threading;
 } hvd_transport_api;
 
 /* ---- native collectives (extension HVD_EXT_TRANSPORT_COLLECTIVES) ------

@@ -5,6 +5,7 @@
 //     using Transport = ...; using Listener = ...;
 //     using Connection = ...; using Request = ...;
 //     static constexpr const char* kName = "shm";
+//     static constexpr uint32_t kThreading = HVD_THREADING_...;  // abi.h
 //     static Transport& transport_of(Listener*);
 //     static Transport& transport_of(Connection*);
 //     static hvd_status conn_test(Connection*);
@@ -82,7 +83,7 @@ class TransportTable {
   // optional one-sided entries are NULL.
   static constexpr hvd_transport_api api(const DataCalls& data) {
     hvd_transport_api a{};
-    a.struct_size = HVD_STRUCT_SIZE(hvd_transport_api, iget);
+    a.struct_size = HVD_STRUCT_SIZE(hvd_transport_api, threading);
     a.ext = nullptr;
     a.kind = HVD_PLUGIN_TRANSPORT;
     a.abi_major = HVD_ABI_VERSION_MAJOR;
@@ -109,6 +110,7 @@ class TransportTable {
     a.wait_fd = wait_fd;
     a.wait_arm = wait_arm;
     a.abort = abort;
+    a.threading = Impl::kThreading;
     return a;
   }
 

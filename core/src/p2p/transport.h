@@ -50,9 +50,8 @@ class Transport {
            (props_.flags & HVD_TRANSPORT_OWN_THREADS);
   }
   // Whether it may be called from a thread waiting in hvd_wait, one call at
-  // a time (a table built before 1.4 is called from the background thread
-  // only).
-  bool any_thread() const { return called_from_any_thread(api_->abi_minor); }
+  // a time (its table's `threading`, abi_minors.h).
+  bool any_thread() const { return called_from_any_thread(*api_); }
   // Its collectives extension, when it offers a usable one; else null.
   const hvd_transport_collectives* collectives() const { return collectives_; }
 

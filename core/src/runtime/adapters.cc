@@ -24,11 +24,11 @@ std::vector<std::unique_ptr<hvd_adapter_s>>& registry() {
   return r;
 }
 
-// Registered adapters built for a minor before 1.4.
+// Registered adapters to be called from the background thread only.
 std::atomic<int> g_background_only{0};
 
 bool background_only(const hvd_adapter_api* api) {
-  return !called_from_any_thread(api->abi_minor);
+  return !called_from_any_thread(*api);
 }
 
 }  // namespace

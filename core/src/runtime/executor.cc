@@ -23,22 +23,6 @@ namespace {
 // hold up the transfers of the other slot.
 constexpr uint64_t kCopyChunk = 8ull << 20;
 
-uint64_t row_elements(const std::vector<int64_t>& shape) {
-  uint64_t row = 1;
-  for (size_t d = 1; d < shape.size(); ++d)
-    row *= static_cast<uint64_t>(shape[d]);
-  return row;
-}
-
-void prefix(const std::vector<size_t>& counts, std::vector<size_t>& displs) {
-  displs.resize(counts.size());
-  size_t at = 0;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    displs[i] = at;
-    at += counts[i];
-  }
-}
-
 }  // namespace
 
 Executor::Executor(p2p::Engine& engine, ReducerSet& reducers, Complete complete)
@@ -203,11 +187,6 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   slot.stage = Stage::kCopyIn;
   slot.task = nullptr;
   slot.reducer = nullptr;
-  slot.received_splits.clear();
-  slot.counts.clear();
-  slot.displs.clear();
-  slot.send_counts.clear();
-  slot.send_displs.clear();
   slot.args = hvd_coll_args{};
   slot.args.struct_size = sizeof(hvd_coll_args);
   slot.args.collective = r.collective;
@@ -230,27 +209,9 @@ void Executor::start(Slot& slot, ProcessSet* set, Response response) {
   plan_device(slot, direct);
   slot.direct = direct;
   p2p::Engine::set_memory(&slot.p2p, slot.args.device);
-  switch (r.collective) {
-    case HVD_COLL_ALLREDUCE:
-      plan_allreduce(slot, direct);
-      break;
-    case HVD_COLL_BROADCAST:
-      plan_broadcast(slot, direct);
-      break;
-    case HVD_COLL_ALLGATHER:
-      plan_allgather(slot, direct);
-      break;
-    case HVD_COLL_ALLTOALL:
-      plan_alltoall(slot, direct);
-      break;
-    case HVD_COLL_REDUCESCATTER:
-      plan_reducescatter(slot, direct);
-      break;
-    default:
-      throw Error(HVD_ERR_INTERNAL, "no data path for " + describe(slot));
-  }
+  lay_out_slot(slot);
   if (slot.device_run.active) take_scaling(slot);
-  if (slot.move_data) {
+  if (slot.layout.moves_data) {
     slot.turn = next_turn_++;
     uint64_t bytes = response_bytes(r, set->size());
     reducers_.candidates(r.collective, r.op, r.dtype,
@@ -285,21 +246,13 @@ void Executor::allocate_outputs(Slot& slot) {
   if (r.collective != HVD_COLL_ALLGATHER && r.collective != HVD_COLL_ALLTOALL) {
     return;
   }
-  const int32_t me = slot.set->rank;
   for (size_t e = 0; e < r.entries.size(); ++e) {
     PendingOp* op = slot.ops[e];
     if (!op) continue;
-    const Entry& entry = r.entries[e];
     op->outputs.clear();
-    for (size_t t = 0; t < entry.shapes.size(); ++t) {
-      std::vector<int64_t> shape = entry.shapes[t];
-      int64_t rows = 0;
-      if (r.collective == HVD_COLL_ALLGATHER) {
-        for (int64_t n : entry.per_rank[t]) rows += n;
-      } else {
-        for (const auto& splits : entry.per_rank) rows += splits[me];
-      }
-      shape[0] = rows;
+    for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
+      const std::vector<int64_t> shape =
+          gathered_shape(r, e, t, slot.set->rank);
       Output out;
       const TensorView& like = op->inputs[t];
       if (op->adapter) {
@@ -354,233 +307,58 @@ void Executor::allocate_outputs(Slot& slot) {
   }
 }
 
-void Executor::plan_allreduce(Slot& slot, bool direct) {
+void Executor::lay_out_slot(Slot& slot) {
   const Response& r = slot.response;
-  const uint64_t esize = dtype_size(r.dtype);
-  hvd_coll_args& a = slot.args;
-  a.op = reducer_op(r.op);
-  a.prescale = r.prescale;
-  a.postscale = reducer_postscale(r.op, r.postscale, slot.set->size());
-  if (direct) {
-    PendingOp* op = slot.ops[0];
-    a.send = op->inputs[0].data;
-    a.recv = op->outputs[0].data;
-    a.count = op->inputs[0].elements;
-    slot.move_data = a.count > 0;
-    return;
+  std::vector<Held>& held = slot.held;
+  held.resize(r.entries.size());
+  for (size_t e = 0; e < held.size(); ++e) {
+    held[e].inputs = slot.ops[e] != nullptr;
+    held[e].outputs = slot.ops[e] != nullptr && slot.op_errors[e].empty();
   }
-  uint64_t total = response_bytes(r, slot.set->size());
-  uint8_t* base = fusion_base(slot, total);
-  uint64_t off = 0;
-  for (size_t e = 0; e < r.entries.size(); ++e) {
-    PendingOp* op = slot.ops[e];
-    for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
-      uint64_t bytes = element_count(r.entries[e].shapes[t]) * esize;
-      slot.copy_in.push_back(
-          {base + off, op ? op->inputs[t].data : nullptr, bytes});
-      if (op) slot.copy_out.push_back({op->outputs[t].data, base + off, bytes});
-      off += bytes;
+  lay_out(r, slot.set->rank, slot.set->size(), held, slot.direct, slot.layout);
+  const Layout& l = slot.layout;
+  slot.base = slot.direct ? nullptr : fusion_base(slot, l.buffer_bytes);
+  hvd_coll_args& a = slot.args;
+  if (r.collective == HVD_COLL_ALLREDUCE ||
+      r.collective == HVD_COLL_REDUCESCATTER) {
+    a.op = reducer_op(r.op);
+    a.prescale = r.prescale;
+    a.postscale = reducer_postscale(r.op, r.postscale, slot.set->size());
+  }
+  if (r.collective == HVD_COLL_BROADCAST) a.root = r.root;
+  a.send = resolve(slot, l.send);
+  a.recv = resolve(slot, l.recv);
+  a.count = l.count;
+  if (!l.counts.empty()) {
+    a.counts = l.counts.data();
+    a.displs = l.displs.data();
+  }
+  if (!l.send_counts.empty()) {
+    a.send_counts = l.send_counts.data();
+    a.send_displs = l.send_displs.data();
+  }
+  for (auto [copies, jobs] : {std::pair{&l.copy_in, &slot.copy_in},
+                              std::pair{&l.copy_out, &slot.copy_out}}) {
+    for (const Copy& c : *copies) {
+      uint8_t* to = resolve(slot, c.to);
+      const uint8_t* from = resolve(slot, c.from);
+      if (to != from) jobs->push_back({to, from, c.bytes});
     }
   }
-  a.send = base;
-  a.recv = base;
-  a.count = total / esize;
-  slot.move_data = a.count > 0;
 }
 
-void Executor::plan_broadcast(Slot& slot, bool direct) {
-  const Response& r = slot.response;
-  const uint64_t esize = dtype_size(r.dtype);
-  const bool root = slot.set->rank == r.root;
-  hvd_coll_args& a = slot.args;
-  a.root = r.root;
-  if (direct) {
-    PendingOp* op = slot.ops[0];
-    const TensorView& in = op->inputs[0];
-    const TensorView& out = op->outputs[0];
-    if (root && out.data != in.data) {
-      slot.copy_in.push_back({out.data, in.data, in.bytes});
-    }
-    a.recv = out.data;
-    a.send = out.data;
-    a.count = in.elements;
-    slot.move_data = a.count > 0;
-    return;
+uint8_t* Executor::resolve(const Slot& slot, const Place& place) const {
+  switch (place.in) {
+    case Place::In::kBuffer:
+      return slot.base + place.offset;
+    case Place::In::kInput:
+      return slot.ops[place.entry]->inputs[place.tensor].data + place.offset;
+    case Place::In::kOutput:
+      return slot.ops[place.entry]->outputs[place.tensor].data + place.offset;
+    case Place::In::kZeros:
+      return nullptr;
   }
-  uint64_t total = response_bytes(r, slot.set->size());
-  uint8_t* base = fusion_base(slot, total);
-  uint64_t off = 0;
-  for (size_t e = 0; e < r.entries.size(); ++e) {
-    PendingOp* op = slot.ops[e];
-    for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
-      uint64_t bytes = element_count(r.entries[e].shapes[t]) * esize;
-      if (root && op)
-        slot.copy_in.push_back({base + off, op->inputs[t].data, bytes});
-      if (op && (!root || op->outputs[t].data != op->inputs[t].data)) {
-        const uint8_t* src = root ? op->inputs[t].data : base + off;
-        slot.copy_out.push_back({op->outputs[t].data, src, bytes});
-      }
-      off += bytes;
-    }
-  }
-  a.send = base;
-  a.recv = base;
-  a.count = total / esize;
-  slot.move_data = a.count > 0;
-}
-
-void Executor::plan_allgather(Slot& slot, bool direct) {
-  const Response& r = slot.response;
-  const uint64_t esize = dtype_size(r.dtype);
-  const int32_t size = slot.set->size();
-  const int32_t me = slot.set->rank;
-  hvd_coll_args& a = slot.args;
-  slot.counts.assign(size, 0);
-  for (const Entry& e : r.entries) {
-    for (size_t t = 0; t < e.shapes.size(); ++t) {
-      uint64_t row = row_elements(e.shapes[t]);
-      for (int32_t k = 0; k < size; ++k)
-        slot.counts[k] += e.per_rank[t][k] * row;
-    }
-  }
-  prefix(slot.counts, slot.displs);
-  uint64_t total = slot.displs.back() + slot.counts.back();
-  a.counts = slot.counts.data();
-  a.displs = slot.displs.data();
-  a.count = slot.counts[me];
-  slot.move_data = total > 0;
-  if (direct) {
-    a.send = slot.ops[0]->inputs[0].data;
-    a.recv = slot.ops[0]->outputs[0].data;
-    return;
-  }
-  uint8_t* base = fusion_base(slot, total * esize);
-  for (int32_t k = 0; k < size; ++k) {
-    uint64_t off = slot.displs[k] * esize;
-    for (size_t e = 0; e < r.entries.size(); ++e) {
-      PendingOp* op = slot.ops[e];
-      const Entry& entry = r.entries[e];
-      for (size_t t = 0; t < entry.shapes.size(); ++t) {
-        uint64_t row_bytes = row_elements(entry.shapes[t]) * esize;
-        uint64_t bytes = entry.per_rank[t][k] * row_bytes;
-        if (k == me && op) {
-          slot.copy_in.push_back({base + off, op->inputs[t].data, bytes});
-        }
-        if (op && slot.op_errors[e].empty()) {
-          uint64_t rows_before = 0;
-          for (int32_t j = 0; j < k; ++j) rows_before += entry.per_rank[t][j];
-          slot.copy_out.push_back(
-              {op->outputs[t].data + rows_before * row_bytes, base + off,
-               bytes});
-        }
-        off += bytes;
-      }
-    }
-  }
-  a.send = base + slot.displs[me] * esize;
-  a.recv = base;
-}
-
-void Executor::plan_alltoall(Slot& slot, bool direct) {
-  const Response& r = slot.response;
-  const uint64_t esize = dtype_size(r.dtype);
-  const int32_t size = slot.set->size();
-  const int32_t me = slot.set->rank;
-  const Entry& entry = r.entries[0];
-  const uint64_t row = row_elements(entry.shapes[0]);
-  hvd_coll_args& a = slot.args;
-  slot.send_counts.assign(size, 0);
-  slot.counts.assign(size, 0);
-  slot.received_splits.assign(size, 0);
-  uint64_t moved = 0;
-  for (int32_t p = 0; p < size; ++p) {
-    slot.send_counts[p] = entry.per_rank[me][p] * row;
-    slot.counts[p] = entry.per_rank[p][me] * row;
-    slot.received_splits[p] = static_cast<int32_t>(entry.per_rank[p][me]);
-    for (int32_t q = 0; q < size; ++q) moved += entry.per_rank[p][q];
-  }
-  prefix(slot.send_counts, slot.send_displs);
-  prefix(slot.counts, slot.displs);
-  a.send_counts = slot.send_counts.data();
-  a.send_displs = slot.send_displs.data();
-  a.counts = slot.counts.data();
-  a.displs = slot.displs.data();
-  slot.move_data = moved * row > 0;
-  PendingOp* op = slot.ops[0];
-  if (direct) {
-    a.send = op->inputs[0].data;
-    a.recv = op->outputs[0].data;
-    return;
-  }
-  uint64_t send_bytes =
-      (slot.send_displs.back() + slot.send_counts.back()) * esize;
-  uint64_t recv_bytes = (slot.displs.back() + slot.counts.back()) * esize;
-  uint8_t* base = fusion_base(slot, send_bytes + recv_bytes);
-  if (op) slot.copy_in.push_back({base, op->inputs[0].data, send_bytes});
-  if (op && slot.op_errors[0].empty()) {
-    slot.copy_out.push_back(
-        {op->outputs[0].data, base + send_bytes, recv_bytes});
-  }
-  a.send = base;
-  a.recv = base + send_bytes;
-}
-
-void Executor::plan_reducescatter(Slot& slot, bool direct) {
-  const Response& r = slot.response;
-  const uint64_t esize = dtype_size(r.dtype);
-  const int32_t size = slot.set->size();
-  const int32_t me = slot.set->rank;
-  hvd_coll_args& a = slot.args;
-  a.op = reducer_op(r.op);
-  a.prescale = r.prescale;
-  a.postscale = reducer_postscale(r.op, r.postscale, size);
-  slot.counts.assign(size, 0);
-  for (const Entry& e : r.entries) {
-    for (const auto& shape : e.shapes) {
-      std::vector<int64_t> rows = reducescatter_rows(shape[0], size);
-      uint64_t row = row_elements(shape);
-      for (int32_t k = 0; k < size; ++k) slot.counts[k] += rows[k] * row;
-    }
-  }
-  prefix(slot.counts, slot.displs);
-  uint64_t total = slot.displs.back() + slot.counts.back();
-  a.count = total;
-  a.counts = slot.counts.data();
-  a.displs = slot.displs.data();
-  slot.move_data = total > 0;
-  if (direct) {
-    a.send = slot.ops[0]->inputs[0].data;
-    a.recv = slot.ops[0]->outputs[0].data;
-    return;
-  }
-  uint8_t* base = fusion_base(slot, (total + slot.counts[me]) * esize);
-  uint8_t* recv = base + total * esize;
-  for (int32_t k = 0; k < size; ++k) {
-    uint64_t off = slot.displs[k] * esize;
-    for (size_t e = 0; e < r.entries.size(); ++e) {
-      PendingOp* op = slot.ops[e];
-      for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
-        const auto& shape = r.entries[e].shapes[t];
-        std::vector<int64_t> rows = reducescatter_rows(shape[0], size);
-        uint64_t row_bytes = row_elements(shape) * esize;
-        uint64_t rows_before = 0;
-        for (int32_t j = 0; j < k; ++j) rows_before += rows[j];
-        uint64_t bytes = rows[k] * row_bytes;
-        slot.copy_in.push_back(
-            {base + off,
-             op ? op->inputs[t].data + rows_before * row_bytes : nullptr,
-             bytes});
-        if (k == me && op) {
-          slot.copy_out.push_back({op->outputs[t].data,
-                                   recv + (off - slot.displs[me] * esize),
-                                   bytes});
-        }
-        off += bytes;
-      }
-    }
-  }
-  a.send = base;
-  a.recv = recv;
+  return nullptr;
 }
 
 bool Executor::copy(Slot& slot, std::vector<CopyJob>& jobs) {
@@ -682,7 +460,7 @@ bool Executor::advance(Slot& slot) {
   bool moved = false;
   // Tasks are posted in start order, on every rank the same (native
   // collectives match by order).
-  if (slot.stage == Stage::kCopyIn && slot.move_data && slot.job == 0 &&
+  if (slot.stage == Stage::kCopyIn && slot.layout.moves_data && slot.job == 0 &&
       slot.turn != posting_turn_) {
     return false;
   }
@@ -698,7 +476,7 @@ bool Executor::advance(Slot& slot) {
     slot.job = 0;
     slot.job_offset = 0;
     if (!slot.direct && !slot.copy_in.empty()) mark(slot, nullptr);
-    if (slot.move_data) {
+    if (slot.layout.moves_data) {
       post(slot);
       ++posting_turn_;
     }
@@ -752,7 +530,7 @@ void Executor::finish(Slot& slot) {
     PendingOp* op = slot.ops[e];
     if (!op) continue;
     if (slot.response.collective == HVD_COLL_ALLTOALL) {
-      op->handle->received_splits = slot.received_splits;
+      op->handle->received_splits = slot.layout.received_splits;
     }
     if (slot.op_errors[e].empty()) {
       complete_(op, HVD_OK, "");

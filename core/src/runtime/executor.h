@@ -30,6 +30,7 @@
 #include "p2p/engine.h"
 #include "runtime/device_fusion.h"
 #include "runtime/fusion_buffer.h"
+#include "runtime/fusion_layout.h"
 #include "runtime/messages.h"
 #include "runtime/nested.h"
 #include "runtime/process_set.h"
@@ -82,11 +83,11 @@ class Executor {
     std::vector<std::string> op_errors;  // per entry; "" when fine
     std::vector<hvd_status> op_status;   // per entry, with op_errors
     FusionBuffer buffer;
+    uint8_t* base = nullptr;  // the fusion buffer in use: host or device
     std::vector<CopyJob> copy_in, copy_out;
     size_t job = 0;
     uint64_t job_offset = 0;
     Stage stage = Stage::kCopyIn;
-    bool move_data = true;  // false when nothing is to be sent
     // Its place among the slots that move data, in start order: tasks are
     // posted in that order (native collectives match by order).
     uint64_t turn = 0;
@@ -98,12 +99,12 @@ class Executor {
     hvd_stream stream = nullptr;
     DeviceRun device_run;  // active: on the device fusion path
     hvd_coll_args args{};
-    std::vector<size_t> counts, displs, send_counts, send_displs;
+    std::vector<Held> held;  // per entry, for the layout
+    Layout layout;           // args' counts and displacements point into it
     hvd_p2p_s p2p;
     std::vector<size_t> candidates;
     const Reducer* reducer = nullptr;
     hvd_task* task = nullptr;
-    std::vector<int32_t> received_splits;
     // Timeline rows of the ops here (empty when the timeline was off at
     // the start).
     std::vector<const std::string*> rows;
@@ -140,14 +141,12 @@ class Executor {
   void record_posted(const Slot& slot);
   void finish(Slot& slot);
   void allocate_outputs(Slot& slot);
+  // Lays the response out (fusion_layout.h) and points the slot's args
+  // and copies at the places it names.
+  void lay_out_slot(Slot& slot);
+  uint8_t* resolve(const Slot& slot, const Place& place) const;
   PendingOp* take(ProcessSet* set, const std::string& name, bool may_be_absent);
   std::string describe(const Slot& slot) const;
-
-  void plan_allreduce(Slot& slot, bool direct);
-  void plan_broadcast(Slot& slot, bool direct);
-  void plan_allgather(Slot& slot, bool direct);
-  void plan_alltoall(Slot& slot, bool direct);
-  void plan_reducescatter(Slot& slot, bool direct);
 
   p2p::Engine& engine_;
   ReducerSet& reducers_;

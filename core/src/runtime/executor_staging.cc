@@ -119,7 +119,7 @@ void Executor::take_scaling(Slot& slot) {
   run.send_count = a.count;
   run.recv = a.recv;
   run.recv_count =
-      c == HVD_COLL_ALLREDUCE ? a.count : slot.counts[slot.set->rank];
+      c == HVD_COLL_ALLREDUCE ? a.count : slot.layout.counts[slot.set->rank];
 }
 
 uint8_t* Executor::fusion_base(Slot& slot, uint64_t bytes) {

@@ -22,6 +22,7 @@ class FusionBuffer {
   // At least `bytes` (page aligned); throws hvd::Error when out of memory.
   uint8_t* ensure(uint64_t bytes);
   uint64_t capacity() const { return capacity_; }
+  uint8_t* data() const { return data_; }
 
  private:
   void release();

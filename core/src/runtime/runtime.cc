@@ -182,8 +182,9 @@ void Runtime::start(const hvd_init_options* options) {
   callers_may_drive_ = pinned.empty();
   if (!callers_may_drive_) {
     HVD_LOG(INFO) << "waiting threads do not run the cycle: " << pinned
-                  << " was built for ABI 1.3 or earlier, which promised "
-                     "calls from the background thread only";
+                  << " takes calls from the background thread only (its "
+                     "table does not set threading = "
+                     "HVD_THREADING_SERIALIZED)";
   }
   thread_ = std::thread([this] { loop(); });
   HVD_LOG(INFO) << "initialised: rank " << rank_ << " of " << size_
@@ -426,25 +427,26 @@ bool Runtime::input_ready(PendingOp* op) {
   return true;
 }
 
-bool Runtime::cycle(std::chrono::steady_clock::time_point until) {
+bool Runtime::cycle(const Held& progress,
+                    std::chrono::steady_clock::time_point until) {
   if (round_ == Round::kNone) {
-    gather_requests();
-    round_ = start_bit_round() ? Round::kBits : Round::kControl;
+    gather_requests(progress);
+    round_ = start_bit_round(progress) ? Round::kBits : Round::kControl;
   }
   if (round_ == Round::kBits) {
-    if (!wait_bit_round(until)) return false;
-    round_ = finish_bit_round() ? Round::kNone : Round::kControl;
+    if (!wait_bit_round(progress, until)) return false;
+    round_ = finish_bit_round(progress) ? Round::kNone : Round::kControl;
     if (round_ == Round::kNone) return true;
   }
   // The control plane's gather waits for every rank without a deadline: a
   // waiting caller with a timeout leaves it to the background thread.
   if (until != std::chrono::steady_clock::time_point::max()) return false;
-  control_round();
+  control_round(progress);
   round_ = Round::kNone;
   return true;
 }
 
-void Runtime::gather_requests() {
+void Runtime::gather_requests(const Held& progress) {
   last_cycle_ = std::chrono::steady_clock::now();
   if (flight_) flight_->tick(last_cycle_);
   if (timeline_.on()) cycle_start_ns_ = timeline::Timeline::now();
@@ -508,19 +510,21 @@ void Runtime::gather_requests() {
     requests_.requests.push_back(op->request);
   }
   waiting_.resize(kept);
-  offer_cached();
+  offer_cached(progress);
 }
 
-void Runtime::control_round() {
+void Runtime::control_round(const Held& progress) {
   ++control_rounds_;
   requests_.busy = !executor_->idle();
   encode(requests_, request_bytes_);
-  const ControlPlane::Meanwhile meanwhile = [this] { return drive_in_round(); };
+  const ControlPlane::Meanwhile meanwhile = [this, &progress] {
+    return drive_in_round(progress);
+  };
   std::vector<std::vector<uint8_t>> gathered =
       control_->gather(request_bytes_, meanwhile);
   if (rank_ == 0) {
     ResponseList list;
-    coordinate(gathered, list);
+    coordinate(progress, gathered, list);
     if (autotuner_) tune(list, true);
     if (stall_) inspect_stalls(list);
     encode(list, response_bytes_);
@@ -529,19 +533,19 @@ void Runtime::control_round() {
   ResponseList list = decode_responses(in);
   report_stalls(list);
   data_path_quiet_ = !list.busy;
-  run_responses(list);
+  run_responses(progress, list);
 }
 
-void Runtime::run_responses(ResponseList& list) {
+void Runtime::run_responses(const Held& progress, ResponseList& list) {
   // Idle: nothing negotiated, nothing running (runtime_progress.cc).
   idle_rounds_ =
       list.responses.empty() && executor_->idle() ? idle_rounds_ + 1 : 0;
-  apply_cache(list);
+  apply_cache(progress, list);
   apply_tuning(list);
   if (timeline_.on()) mark_cycle(list);
   for (Response& r : list.responses) {
     if (r.set_change != SetChange::kNone) {
-      apply_set_change(r);
+      apply_set_change(progress, r);
       continue;
     }
     ProcessSet* set = find_set(r.process_set);
@@ -561,13 +565,14 @@ void Runtime::run_responses(ResponseList& list) {
   }
 }
 
-void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
+void Runtime::coordinate(const Held& progress,
+                         const std::vector<std::vector<uint8_t>>& gathered,
                          ResponseList& out) {
   std::vector<RequestList> lists(gathered.size());
   for (int32_t r = 0; r < static_cast<int32_t>(gathered.size()); ++r) {
     lists[r] = decode_requests(gathered[r]);
   }
-  coordinate_cached(lists, out);
+  coordinate_cached(progress, lists, out);
   for (int32_t r = 0; r < static_cast<int32_t>(gathered.size()); ++r) {
     RequestList& list = lists[r];
     out.busy = out.busy || list.busy;
@@ -604,16 +609,16 @@ void Runtime::coordinate(const std::vector<std::vector<uint8_t>>& gathered,
   }
 }
 
-bool Runtime::drive() {
+bool Runtime::drive(const Held& progress) {
   try {
     if (round_error_) std::rethrow_exception(std::exchange(round_error_, {}));
     return executor_->progress();
   } catch (const Error& e) {
-    data_path_failed(e);
+    data_path_failed(progress, e);
   }
 }
 
-bool Runtime::drive_in_round() {
+bool Runtime::drive_in_round(const Held&) {
   // A round may wait long for a late rank: ops that finish meanwhile get
   // their own time.
   if (flight_) flight_->tick(std::chrono::steady_clock::now());
@@ -629,7 +634,7 @@ bool Runtime::drive_in_round() {
   return !executor_->idle();
 }
 
-void Runtime::data_path_failed(const Error& e) {
+void Runtime::data_path_failed(const Held&, const Error& e) {
   const int32_t peer =
       transport_fault_peer_ >= 0 ? transport_fault_peer_ : e.peer();
   if (peer < 0 || peer == rank_) {
@@ -663,7 +668,8 @@ void Runtime::await_verdict() {
   }
 }
 
-void Runtime::fail_everything(hvd_status status, const std::string& message) {
+void Runtime::fail_everything(const Held&, hvd_status status,
+                              const std::string& message) {
   record_failure(status, message);
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -33,6 +33,7 @@
 #include "runtime/core_binding.h"
 #include "runtime/messages.h"
 #include "runtime/pending_op.h"
+#include "runtime/progress_lock.h"
 #include "timeline/timeline.h"
 
 namespace hvd {
@@ -132,14 +133,20 @@ class Runtime {
   // Every member's (a cache-bit round found the bit set on all of them).
   void mark_arrived(const ProcessSet& set, const std::string& name);
   void loop();
+  // The cycle's steps take the progress lock's proof (progress_lock.h):
+  // whoever holds it owns the state below under "the progress lock's".
+  using Held = ProgressLock::Held;
   // One round of negotiation, resumed where the last holder of the progress
   // lock left it: false when `until` came first (a waiting caller's spin
   // or timeout; a caller with one leaves a round over the control plane to
   // the background thread, as the gather there waits without a deadline).
-  bool cycle(std::chrono::steady_clock::time_point until =
+  bool cycle(const Held& progress,
+             std::chrono::steady_clock::time_point until =
                  std::chrono::steady_clock::time_point::max());
-  void gather_requests();  // the ops ready here, into requests_
-  void control_round();    // gather to rank 0, coordinate, broadcast, run
+  // The ops ready here, into requests_.
+  void gather_requests(const Held& progress);
+  // Gather to rank 0, coordinate, broadcast, run.
+  void control_round(const Held& progress);
   // runtime_cache_sync.cc: a round without the coordinator. Every rank
   // ANDs its cache bits with the others' (and ORs its reasons to negotiate)
   // in one small allreduce over the data path; when no rank has a reason,
@@ -147,51 +154,56 @@ class Runtime {
   // order. start: false where bits cannot be used this cycle; wait: false
   // when `until` came first; finish: false when some rank needs full
   // negotiation.
-  bool start_bit_round();
-  bool wait_bit_round(std::chrono::steady_clock::time_point until);
-  bool finish_bit_round();
+  bool start_bit_round(const Held& progress);
+  bool wait_bit_round(const Held& progress,
+                      std::chrono::steady_clock::time_point until);
+  bool finish_bit_round(const Held& progress);
   uint64_t reasons_to_negotiate() const;
   // Fused and planned data responses of cached entries ready on every
   // member, per process set (sets_ order), each set's in bit order.
   void cached_responses(std::vector<std::vector<Response>>& ready,
                         ResponseList& out);
   // Every rank's part once the cycle's response list is known.
-  void run_responses(ResponseList& list);
-  [[noreturn]] void data_path_failed(const Error& e);
-  // runtime_progress.cc: the progress lock (whoever holds it owns the
-  // background thread's state), a driving caller's step, and the loop.
-  // A loaded transport or reducer built before ABI 1.4 (called from the
-  // background thread only), or "".
+  void run_responses(const Held& progress, ResponseList& list);
+  [[noreturn]] void data_path_failed(const Held& progress, const Error& e);
+  // runtime_progress.cc: a driving caller's step, and the loop.
+  // A loaded transport or reducer that takes calls from the background
+  // thread only (abi_minors.h), or "".
   std::string background_thread_only_plugin() const;
-  bool try_take_progress();
-  void take_progress();  // the background thread's: yields until taken
-  void release_progress();
+  // What a driving caller's step threw, for the background thread (taking
+  // the lock back) to fail everything with.
+  void rethrow_caller_error(const Held& progress);
   // One step of a waiting caller's driving, within `until`; true when
   // something moved.
-  bool caller_step(std::chrono::steady_clock::time_point until);
-  void wait_for_next_cycle();
+  bool caller_step(const Held& progress,
+                   std::chrono::steady_clock::time_point until);
+  // Lets go of the lock while it spins or sleeps.
+  void wait_for_next_cycle(Held& progress);
   // When the ops coming in have stopped coming, or have waited long
   // enough: the background thread negotiates them then, not one by one.
   std::chrono::steady_clock::time_point batch_end() const;
   // cycle_time, longer while rounds negotiate nothing (runtime_progress.cc).
   std::chrono::nanoseconds cycle_interval() const;
   void throw_if_peer_failed();
-  bool drive();  // executor progress; reports fatal data-path errors
+  // Executor progress; reports fatal data-path errors.
+  bool drive(const Held& progress);
   // The data path inside a round over the control plane: another rank may
   // need this one's part of a task before it can join the round. Returns
   // whether the executor is still busy; an error waits for drive().
-  bool drive_in_round();
+  bool drive_in_round(const Held& progress);
   void await_verdict();  // waits a moment for the control plane's failure
-  void drain();
+  void drain(const Held& progress);
   bool input_ready(PendingOp* op);
-  void coordinate(const std::vector<std::vector<uint8_t>>& gathered,
+  void coordinate(const Held& progress,
+                  const std::vector<std::vector<uint8_t>>& gathered,
                   ResponseList& out);
-  void offer_cached();
-  void coordinate_cached(const std::vector<RequestList>& lists,
+  void offer_cached(const Held& progress);
+  void coordinate_cached(const Held& progress,
+                         const std::vector<RequestList>& lists,
                          ResponseList& out);
-  void apply_cache(ResponseList& list);
+  void apply_cache(const Held& progress, ResponseList& list);
   // A set change negotiated on set 0, at its place in the response list.
-  void apply_set_change(const Response& response);
+  void apply_set_change(const Held& progress, const Response& response);
   // Waits for a set change's handle (released) and returns its int32
   // output; throws hvd::Error naming `call` when the change failed.
   int32_t wait_for_set_change(hvd_handle_s* handle, const char* call);
@@ -209,7 +221,8 @@ class Runtime {
   void plan(Response& response, const ProcessSet& set);
   ProcessSet* find_set(int32_t id) const;
   void complete(PendingOp* op, hvd_status status, const std::string& message);
-  void fail_everything(hvd_status status, const std::string& message);
+  void fail_everything(const Held& progress, hvd_status status,
+                       const std::string& message);
   void note_failure(const PeerFailure& failure);
   void wake();
   void drain_wake_fd();
@@ -286,7 +299,7 @@ class Runtime {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> wake_written_{false};  // the wake fd may be readable
   std::atomic<bool> failed_{false};
-  std::atomic<bool> progress_taken_{false};  // the progress lock
+  ProgressLock progress_;
   // Every transport and reducer may be called from a waiting thread (ABI
   // 1.4); set once at init.
   bool callers_may_drive_ = false;
@@ -298,7 +311,8 @@ class Runtime {
   std::string failure_message_;
   int32_t failure_rank_ = -1;
 
-  // The background thread's own (the progress lock's holder's).
+  // The progress lock's: its holder's, the background thread's or a
+  // driving caller's.
   enum class Round { kNone, kBits, kControl };
   Round round_ = Round::kNone;       // a round begun and not finished
   bool progress_closed_ = false;     // the loop has ended: no caller drives

@@ -29,7 +29,7 @@ void Runtime::plan(Response& r, const ProcessSet& set) {
   }
 }
 
-void Runtime::offer_cached() {
+void Runtime::offer_cached(const Held&) {
   requests_.cache_hits.clear();
   requests_.cache_stale.clear();
   // Looked up again each cycle: every rank's cache is the same at the start
@@ -55,7 +55,8 @@ void Runtime::offer_cached() {
   cached_waiting_.resize(kept);
 }
 
-void Runtime::coordinate_cached(const std::vector<RequestList>& lists,
+void Runtime::coordinate_cached(const Held&,
+                                const std::vector<RequestList>& lists,
                                 ResponseList& out) {
   if (cache_->capacity() == 0) return;
   std::vector<uint64_t> stale, any_hit;
@@ -135,7 +136,7 @@ void Runtime::cached_responses(std::vector<std::vector<Response>>& ready,
   }
 }
 
-void Runtime::apply_cache(ResponseList& list) {
+void Runtime::apply_cache(const Held&, ResponseList& list) {
   for (Response& r : list.responses) {
     if (r.cache_bits.empty()) continue;
     // As it came over the control plane: bits and reducer alone. (The

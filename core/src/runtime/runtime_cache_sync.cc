@@ -73,7 +73,7 @@ uint64_t Runtime::reasons_to_negotiate() const {
   return reasons;
 }
 
-bool Runtime::start_bit_round() {
+bool Runtime::start_bit_round(const Held&) {
   // Cache bits queue behind data on the transports' connections: while a
   // large response may still run somewhere, the control plane is quicker.
   if (!data_path_quiet_) return false;
@@ -99,18 +99,19 @@ bool Runtime::start_bit_round() {
   return true;
 }
 
-bool Runtime::wait_bit_round(std::chrono::steady_clock::time_point until) {
+bool Runtime::wait_bit_round(const Held& progress,
+                             std::chrono::steady_clock::time_point until) {
   while (true) {
     bool done = false;
     try {
       done = cache_sync_->test();
     } catch (const Error& e) {
-      data_path_failed(e);
+      data_path_failed(progress, e);
     }
     if (done) return true;
     // The data path goes on meanwhile: a slower rank may need this one's
     // part of a response already running to reach the exchange.
-    bool moved = drive();
+    bool moved = drive(progress);
     throw_if_peer_failed();
     const auto now = std::chrono::steady_clock::now();
     if (now >= until) return false;
@@ -122,7 +123,7 @@ bool Runtime::wait_bit_round(std::chrono::steady_clock::time_point until) {
   }
 }
 
-bool Runtime::finish_bit_round() {
+bool Runtime::finish_bit_round(const Held& progress) {
   const uint32_t bits = cache_->bit_count();
   const std::vector<uint64_t>& all = cache_sync_->result();
   const uint64_t reasons = ~all[0];
@@ -166,7 +167,7 @@ bool Runtime::finish_bit_round() {
     }
   }
   if (autotuner_) tune(list, false);
-  run_responses(list);
+  run_responses(progress, list);
   return true;
 }
 

@@ -73,7 +73,7 @@ std::string Runtime::background_thread_only_plugin() const {
     if (!t->any_thread()) return t->describe();
   }
   for (size_t i = 0; i < reducers_->size(); ++i) {
-    if (!called_from_any_thread(reducers_->at(i).api().abi_minor))
+    if (!called_from_any_thread(reducers_->at(i).api()))
       return reducers_->at(i).describe();
   }
   return "";
@@ -83,19 +83,7 @@ bool Runtime::on_progress_thread() const {
   return t_driving == this || std::this_thread::get_id() == thread_.get_id();
 }
 
-bool Runtime::try_take_progress() {
-  return !progress_taken_.load(std::memory_order_relaxed) &&
-         !progress_taken_.exchange(true, std::memory_order_acquire);
-}
-
-void Runtime::release_progress() {
-  progress_taken_.store(false, std::memory_order_release);
-}
-
-void Runtime::take_progress() {
-  // A caller holds it for one step of at most a cycle: yielding gives it
-  // the core it may share with this thread.
-  while (!try_take_progress()) sched_yield();
+void Runtime::rethrow_caller_error(const Held&) {
   if (caller_error_) std::rethrow_exception(std::exchange(caller_error_, {}));
 }
 
@@ -119,7 +107,9 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
   while (!handle->finished.load(std::memory_order_acquire)) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= until) break;
-    if (!may_drive || !try_take_progress()) {
+    std::optional<Held> progress =
+        may_drive ? progress_.try_take() : std::optional<Held>();
+    if (!progress) {
       sched_yield();
       continue;
     }
@@ -127,7 +117,7 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
     if (!progress_closed_) {
       t_driving = this;
       try {
-        moved = caller_step(until);
+        moved = caller_step(*progress, until);
         if (moved) {
           // Spinning is for a wait without progress: an op that moves
           // (or a round that took a while to gather) goes on.
@@ -149,7 +139,7 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
       t_driving = nullptr;
     }
     const bool closed = progress_closed_;
-    release_progress();
+    progress.reset();
     if (closed) break;
     if (!moved) sched_yield();
   }
@@ -160,8 +150,9 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
   return handle->finished.load(std::memory_order_acquire);
 }
 
-bool Runtime::caller_step(std::chrono::steady_clock::time_point until) {
-  bool moved = drive();
+bool Runtime::caller_step(const Held& progress,
+                          std::chrono::steady_clock::time_point until) {
+  bool moved = drive(progress);
   throw_if_peer_failed();
   // The end of the job is the background thread's to negotiate and carry
   // out.
@@ -169,9 +160,9 @@ bool Runtime::caller_step(std::chrono::steady_clock::time_point until) {
   // The ops that wait for other ranks, or new ones, need the next round;
   // a busy data path is driven first (the background thread fuses what
   // comes meanwhile; this thread has nothing more to add).
-  if (round_ != Round::kNone) return cycle(until) || moved;
+  if (round_ != Round::kNone) return cycle(progress, until) || moved;
   if (executor_->idle() && (has_new_.exchange(false) || awaiting_others())) {
-    cycle(until);
+    cycle(progress, until);
     moved = true;
   }
   return moved;
@@ -194,7 +185,7 @@ std::chrono::nanoseconds Runtime::cycle_interval() const {
                        cycle_time_ * (1 << doublings), kIdleCycleMax));
 }
 
-void Runtime::wait_for_next_cycle() {
+void Runtime::wait_for_next_cycle(Held& progress) {
   // Timed from the last cycle's start, whichever thread ran it. Idle, the
   // next cycle comes cycle_time after it, or for new ops once they stop
   // coming (batch_end). Busy, the data path goes on and negotiation
@@ -217,7 +208,7 @@ void Runtime::wait_for_next_cycle() {
   constexpr int kBusyCycles = 10;
   auto spin_until = std::chrono::steady_clock::time_point::min();
   while (true) {
-    bool moved = drive();
+    bool moved = drive(progress);
     throw_if_peer_failed();
     if (shutdown_requested_ || shutdown_seen_) return;
     // A round a waiting caller began and left.
@@ -245,9 +236,8 @@ void Runtime::wait_for_next_cycle() {
       if (caller_drives || (now < spin_until && !gathering)) {
         // Yielding: the caller's thread may need this core to take the
         // last result, enqueue the next op and drive it.
-        release_progress();
-        sched_yield();
-        take_progress();
+        progress.release_while([] { sched_yield(); });
+        rethrow_caller_error(progress);
         continue;
       }
       // Gathering, it sleeps to the batch's end: a newer op only moves
@@ -260,11 +250,12 @@ void Runtime::wait_for_next_cycle() {
                                      std::chrono::nanoseconds(1));
       pollfd fd{wake_fd_, POLLIN, 0};
       sleeping_ = !gathering;
-      release_progress();
-      // An enqueue from here on sees sleeping_ and writes the wake fd.
-      if (gathering || !has_new_) ppoll(&fd, 1, &ts, nullptr);
-      sleeping_ = false;
-      take_progress();
+      progress.release_while([&] {
+        // An enqueue from here on sees sleeping_ and writes the wake fd.
+        if (gathering || !has_new_) ppoll(&fd, 1, &ts, nullptr);
+        sleeping_ = false;
+      });
+      rethrow_caller_error(progress);
       drain_wake_fd();
     } else {
       if (now >= busy_deadline) return;
@@ -289,9 +280,9 @@ void Runtime::wait_for_next_cycle() {
   }
 }
 
-void Runtime::drain() {
+void Runtime::drain(const Held& progress) {
   while (!executor_->idle()) {
-    bool moved = drive();
+    bool moved = drive(progress);
     throw_if_peer_failed();
     if (!moved) {
       engine_->wait(std::chrono::milliseconds(1), wake_fd_);
@@ -302,13 +293,15 @@ void Runtime::drain() {
 
 void Runtime::loop() {
   pthread_setname_np(pthread_self(), "hvd-background");
+  // Held on every path below: no caller drives a runtime whose thread has
+  // ended.
+  Held progress = progress_.take();
   try {
-    take_progress();
     while (true) {
       // A caller's round may have been the one that saw the end.
-      if (!shutdown_seen_) cycle();
+      if (!shutdown_seen_) cycle(progress);
       if (shutdown_seen_) {
-        drain();
+        drain(progress);
         if (cache_->capacity() > 0) {
           HVD_LOG(INFO) << cache_->summary();
         }
@@ -318,24 +311,21 @@ void Runtime::loop() {
         std::string who = shutdown_rank_ == rank_
                               ? "this rank"
                               : "rank " + std::to_string(shutdown_rank_);
-        fail_everything(HVD_ERR_SHUT_DOWN,
+        fail_everything(progress, HVD_ERR_SHUT_DOWN,
                         "horovod was shut down (hvd_shutdown on " + who + ")");
         break;
       }
-      wait_for_next_cycle();
+      wait_for_next_cycle(progress);
     }
   } catch (const Error& e) {
     HVD_LOG(ERROR) << e.what();
-    fail_everything(e.status(), e.what());
+    fail_everything(progress, e.status(), e.what());
   } catch (const std::exception& e) {
     HVD_LOG(ERROR) << "background thread: " << e.what();
-    fail_everything(HVD_ERR_INTERNAL,
+    fail_everything(progress, HVD_ERR_INTERNAL,
                     std::string("background thread: ") + e.what());
   }
-  // Held on every path here (take_progress hands it over before it can
-  // throw): no caller drives a runtime whose thread has ended.
   progress_closed_ = true;
-  release_progress();
 }
 
 }  // namespace hvd::runtime

@@ -153,7 +153,7 @@ bool Runtime::process_set_layout(int32_t id, int32_t* rank, int32_t* size) {
   return true;
 }
 
-void Runtime::apply_set_change(const Response& r) {
+void Runtime::apply_set_change(const Held&, const Response& r) {
   ProcessSet* global = find_set(0);
   PendingOp* op = nullptr;
   auto it = global->negotiating.find(r.entries[0].name);
