@@ -84,6 +84,27 @@ const PluginValue* find_plugin_value(const PluginTable& table,
   return nullptr;
 }
 
+// Defaults, then the file's text (if any) as the file `path`, then `env`.
+std::shared_ptr<Config::Impl> read_config(const std::string* text,
+                                          const std::string& path,
+                                          const Environment& env) {
+  std::shared_ptr<Config::Impl> impl = defaults_only();
+  impl->file = path;
+  if (text) {
+    toml::table root;
+    try {
+      root = toml::parse(*text, path);
+    } catch (const toml::parse_error& e) {
+      throw Error(HVD_ERR_CONFIG,
+                  where(e.source()) + ": " + std::string(e.description()));
+    }
+    read_toml(root, *impl);
+  }
+  apply_environment(env, *impl);
+  for (auto& [name, table] : impl->plugins) table->freeze();
+  return impl;
+}
+
 }  // namespace
 
 Config::Config() : impl_(defaults_only()) {}
@@ -95,25 +116,21 @@ Config Config::load(const ConfigLoadOptions& options) {
     process_env = process_environment();
     env = &process_env;
   }
-  std::shared_ptr<Impl> impl = defaults_only();
   ConfigLocation location = locate_config(options, *env);
-  impl->file = location.path;
+  std::string text;
+  if (!location.path.empty()) text = read_config_file(location.path);
+  auto impl = read_config(location.path.empty() ? nullptr : &text,
+                          location.path, *env);
   impl->searched = location.searched;
-  if (!location.path.empty()) {
-    std::string text = read_config_file(location.path);
-    toml::table root;
-    try {
-      root = toml::parse(text, location.path);
-    } catch (const toml::parse_error& e) {
-      throw Error(HVD_ERR_CONFIG,
-                  where(e.source()) + ": " + std::string(e.description()));
-    }
-    read_toml(root, *impl);
-  }
-  apply_environment(*env, *impl);
-  for (auto& [name, table] : impl->plugins) table->freeze();
   Config config;
   config.impl_ = std::move(impl);
+  return config;
+}
+
+Config Config::from_text(const std::string& text, const std::string& path,
+                         const std::map<std::string, std::string>& env) {
+  Config config;
+  config.impl_ = read_config(&text, path, env);
   return config;
 }
 
