@@ -80,6 +80,17 @@ void Listener::fill_handle(void* handle) const {
 void Listener::pump() {
   for (int fd : fds_) {
     for (int s = accept_one(fd); s >= 0; s = accept_one(fd)) {
+      // Connections that never send their hello cannot pile up: past the
+      // limit the oldest goes (a rank sends its hello at once).
+      if (incoming_.size() >= kMaxIncoming) {
+        hvd_transport_common::log(
+            t_.host(), HVD_LOG_WARNING,
+            "tcp: closed an incoming connection still without a hello after " +
+                std::to_string(kMaxIncoming) + " newer ones");
+        t_.unwatch(incoming_.front()->fd);
+        ::close(incoming_.front()->fd);
+        incoming_.erase(incoming_.begin());
+      }
       auto in = std::make_unique<Incoming>();
       in->fd = s;
       in->source.owner = this;
