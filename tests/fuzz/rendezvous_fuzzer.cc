@@ -3,6 +3,7 @@
 // nonce), then the fields of each op's answer. The first input byte chooses
 // whether the frame carries a valid tag, so the decoders behind the
 // authentication are reached as well as the check itself.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

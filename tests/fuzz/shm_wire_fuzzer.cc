@@ -3,6 +3,7 @@
 // An accepted segment must place both rings inside the mapping. Input: a
 // byte (which message, and whether all of it arrived), a Hello, a
 // SegmentHeader, the segment's size.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <cstdio>
+
 #include "common/error.h"
 #include "config/environment.h"
 #include "config/file_reader.h"
@@ -84,6 +86,37 @@ const PluginValue* find_plugin_value(const PluginTable& table,
   return nullptr;
 }
 
+// toml++ 3.3 (Debian 12's libtomlplusplus-dev) reaches
+// __builtin_unreachable() when it asks whether a code point from U+FBE6 to
+// U+FEFE is whitespace, which it does for such a character in a table
+// header (found by tests/fuzz; corpus/config/regression-*). Those characters
+// are refused before the text reaches the parser.
+void refuse_what_the_parser_mishandles(const std::string& text,
+                                       const std::string& path) {
+  size_t line = 1, column = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    if ((byte & 0xC0) != 0x80) ++column;  // not a continuation byte
+    if (byte == '\n') {
+      ++line;
+      column = 0;
+      continue;
+    }
+    if (byte != 0xEF || i + 2 >= text.size()) continue;
+    auto b1 = static_cast<unsigned char>(text[i + 1]);
+    auto b2 = static_cast<unsigned char>(text[i + 2]);
+    if ((b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80) continue;
+    uint32_t code = 0xF000u | (b1 & 0x3Fu) << 6 | (b2 & 0x3Fu);
+    if (code < 0xFBE6 || code > 0xFEFE) continue;
+    char name[16];
+    std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(code));
+    throw Error(HVD_ERR_CONFIG, path + ":" + std::to_string(line) + ":" +
+                                    std::to_string(column) + ": character " +
+                                    name +
+                                    " is not supported in horovod.toml");
+  }
+}
+
 // Defaults, then the file's text (if any) as the file `path`, then `env`.
 std::shared_ptr<Config::Impl> read_config(const std::string* text,
                                           const std::string& path,
@@ -91,6 +124,7 @@ std::shared_ptr<Config::Impl> read_config(const std::string* text,
   std::shared_ptr<Config::Impl> impl = defaults_only();
   impl->file = path;
   if (text) {
+    refuse_what_the_parser_mishandles(*text, path);
     toml::table root;
     try {
       root = toml::parse(*text, path);
