@@ -2,6 +2,8 @@
 // rendezvous protocol's encoding and tags.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "bootstrap/layout.h"
 #include "bootstrap/rendezvous_protocol.h"
 #include "common/error.h"
@@ -110,6 +112,92 @@ TEST(Protocol, DecodeHex) {
   }
   EXPECT_THROW(rendezvous::decode_hex("zz", "K"), Error);
   EXPECT_THROW(rendezvous::decode_hex("", "K"), Error);
+}
+
+// ---- what the client refuses from the service --------------------------------
+
+std::vector<uint8_t> signed_frame(const std::vector<uint8_t>& secret,
+                                  const std::vector<uint8_t>& nonce,
+                                  const std::vector<uint8_t>& body) {
+  auto frame = rendezvous::frame_tag(secret, rendezvous::kFromServer, nonce,
+                                     body);
+  frame.insert(frame.end(), body.begin(), body.end());
+  return frame;
+}
+
+std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), HVD_ERR_PEER_FAILED);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RendezvousLimits, ResponsesAreAuthenticatedAndInOrder) {
+  std::vector<uint8_t> secret(32, 1), nonce(16, 2);
+  Writer body;
+  body.u64(5).u8(rendezvous::kGet | rendezvous::kResponseBit).u8(0);
+  body.blob({'v'});
+  auto frame = signed_frame(secret, nonce, body.bytes());
+  auto response = rendezvous::open_response(
+      frame.data(), frame.size(), secret, nonce, 5, rendezvous::kGet, "svc");
+  EXPECT_EQ(response.status, rendezvous::kOk);
+
+  EXPECT_NE(error_of([&] {
+              rendezvous::open_response(frame.data(), frame.size(), secret,
+                                        nonce, 6, rendezvous::kGet, "svc");
+            }).find("svc answered out of order"),
+            std::string::npos);
+  frame.back() ^= 1;
+  EXPECT_NE(error_of([&] {
+              rendezvous::open_response(frame.data(), frame.size(), secret,
+                                        nonce, 5, rendezvous::kGet, "svc");
+            }).find("fails authentication"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { rendezvous::check_response_length(12, "svc"); })
+                .find("svc sent a frame of 12 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              rendezvous::check_response_length(
+                  static_cast<uint32_t>(rendezvous::kMaxResponseBytes + 1),
+                  "svc");
+            }),
+            "");
+}
+
+TEST(RendezvousLimits, MissingRanksMustBeRanksOfTheJob) {
+  Writer ok;
+  ok.u32(2).u32(0).u32(3);
+  EXPECT_EQ(rendezvous::decode_missing(ok.bytes(), 4, "svc"),
+            (std::vector<int>{0, 3}));
+  Writer outside;
+  outside.u32(1).u32(4);
+  EXPECT_EQ(error_of([&] { rendezvous::decode_missing(outside.bytes(), 4, "svc"); }),
+            "svc named rank 4 of a job of 4");
+  Writer too_many;
+  too_many.u32(4000000000u);
+  EXPECT_EQ(error_of([&] { rendezvous::decode_missing(too_many.bytes(), 4, "svc"); }),
+            "svc named 4000000000 missing ranks of 4");
+}
+
+TEST(RendezvousLimits, AnAllgatherAnswersOneValuePerRankAndNothingElse) {
+  Writer ok;
+  ok.u32(2).blob({'a'}).blob({});
+  auto all = rendezvous::decode_allgather(ok.bytes(), 2, "svc");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0], std::vector<uint8_t>{'a'});
+  Writer wrong_count;
+  wrong_count.u32(3).blob({}).blob({}).blob({});
+  EXPECT_EQ(error_of([&] {
+              rendezvous::decode_allgather(wrong_count.bytes(), 2, "svc");
+            }),
+            "svc returned 3 values for 2 ranks");
+  Writer extra;
+  extra.u32(1).blob({}).u8(0);
+  EXPECT_EQ(error_of([&] { rendezvous::decode_allgather(extra.bytes(), 1, "svc"); }),
+            "svc returned bytes after the last value");
 }
 
 }  // namespace

@@ -16,6 +16,15 @@ TEST(ConfigErrors, UnknownKeySuggestsTheNearest) {
                            "'runtime.fusion_threshold'?)"));
 }
 
+// The parser mishandles these (tests/fuzz found it), so they never reach it.
+TEST(ConfigErrors, CharactersTheParserMishandlesAreRefusedWithTheirPlace) {
+  std::string e = load_error("[transport]\n[re\xef\xb9\xbfu]\n");
+  EXPECT_THAT(e, HasSubstr("horovod.toml:2:4: character U+FE7F is not "
+                           "supported in horovod.toml"));
+  // Its neighbours outside the range still load, in a comment.
+  EXPECT_NO_THROW(testing::load_text("# \xef\xbf\xbd \xef\xbb\xbf\n"));
+}
+
 TEST(ConfigErrors, KeyInTheWrongTableSuggestsItsTable) {
   std::string e = load_error("cycle_time = \"1ms\"\n");
   EXPECT_THAT(e, HasSubstr(":1:1: key 'cycle_time': unknown key (did you mean "

@@ -178,5 +178,110 @@ TEST(Net, DescribesDurations) {
   EXPECT_EQ(describe_duration(1500ms), "1.5 s");
 }
 
+// ---- limits on what a peer sends --------------------------------------------
+
+// Feeds `bytes` to a reader as one recv() would.
+void feed(FrameReader& reader, const std::vector<uint8_t>& bytes) {
+  size_t room = 0;
+  uint8_t* at = reader.space(&room);
+  ASSERT_GE(room, bytes.size());
+  std::copy(bytes.begin(), bytes.end(), at);
+  reader.commit(bytes.size());
+}
+
+std::vector<uint8_t> header(uint32_t length, FrameType type) {
+  std::vector<uint8_t> out(kFrameHeaderSize);
+  put_u32(out.data(), length);
+  put_u32(out.data() + 4, static_cast<uint32_t>(type));
+  return out;
+}
+
+TEST(Limits, AHandshakeFrameOverTheLimitIsRefusedBeforeItsBytesArrive) {
+  FrameReader reader(kMaxHandshakePayload);
+  feed(reader, header(kMaxHandshakePayload + 1, FrameType::hello));
+  FrameType type;
+  const uint8_t* payload;
+  uint32_t size;
+  bool bad = false;
+  EXPECT_FALSE(reader.next(&type, &payload, &size, &bad));
+  EXPECT_TRUE(bad);
+  EXPECT_EQ(reader.why_bad(), "a frame of 65537 bytes, over the limit of 65536");
+
+  // A link's reader takes the same header and waits for the payload.
+  FrameReader link;
+  feed(link, header(kMaxHandshakePayload + 1, FrameType::gather));
+  EXPECT_FALSE(link.next(&type, &payload, &size, &bad));
+  EXPECT_FALSE(bad);
+}
+
+TEST(Limits, ALinkFrameOverOneGibibyteIsRefused) {
+  FrameReader reader;
+  feed(reader, header(kMaxFramePayload + 1, FrameType::broadcast));
+  FrameType type;
+  const uint8_t* payload;
+  uint32_t size;
+  bool bad = false;
+  EXPECT_FALSE(reader.next(&type, &payload, &size, &bad));
+  EXPECT_TRUE(bad);
+}
+
+std::vector<uint8_t> bundle_of(
+    const std::vector<std::pair<int, std::string>>& entries) {
+  std::vector<uint8_t> bundle;
+  for (const auto& [rank, text] : entries)
+    append_gather_entry(bundle, rank,
+                        reinterpret_cast<const uint8_t*>(text.data()),
+                        text.size());
+  return bundle;
+}
+
+TEST(Limits, AGatherBundleMustHoldEachRankOnce) {
+  std::vector<std::vector<uint8_t>> by_rank;
+  auto good = bundle_of({{1, "b"}, {0, "a"}});
+  ASSERT_TRUE(decode_gather_bundle(good.data(), good.size(), 2, &by_rank));
+  EXPECT_EQ(by_rank[0], std::vector<uint8_t>{'a'});
+  EXPECT_EQ(by_rank[1], std::vector<uint8_t>{'b'});
+
+  auto outside = bundle_of({{0, "a"}, {2, "c"}});
+  EXPECT_FALSE(decode_gather_bundle(outside.data(), outside.size(), 2, &by_rank));
+  auto repeated = bundle_of({{0, "a"}, {0, "a"}});
+  EXPECT_FALSE(
+      decode_gather_bundle(repeated.data(), repeated.size(), 2, &by_rank));
+  auto extra = bundle_of({{0, "a"}, {1, "b"}, {1, "b"}});
+  EXPECT_FALSE(decode_gather_bundle(extra.data(), extra.size(), 2, &by_rank));
+  // A length running past the end.
+  auto cut = bundle_of({{0, "a"}, {1, "bbbb"}});
+  cut.resize(cut.size() - 2);
+  EXPECT_FALSE(decode_gather_bundle(cut.data(), cut.size(), 2, &by_rank));
+}
+
+TEST(Limits, AHostTableMustNameAHostForEveryRank) {
+  HostTable table{{"a", "b"}, {0, 1, 0}};
+  auto bytes = encode(table);
+  HostTable back;
+  ASSERT_TRUE(decode(bytes.data(), bytes.size(), 3, &back));
+  EXPECT_EQ(back.names, table.names);
+  EXPECT_EQ(back.index, table.index);
+
+  EXPECT_FALSE(decode(bytes.data(), bytes.size(), 4, &back));  // too few
+  HostTable dangling{{"a"}, {0, 1, 0}};
+  bytes = encode(dangling);
+  EXPECT_FALSE(decode(bytes.data(), bytes.size(), 3, &back));
+  // More names than ranks: refused before any is read.
+  std::vector<uint8_t> many;
+  Encoder(many).u32(1000000).u32(3);
+  EXPECT_FALSE(decode(many.data(), many.size(), 3, &back));
+}
+
+TEST(Limits, AFailureNoteWithAnOverlongReasonIsRefused) {
+  FailureNote note{1, "host", std::string(kMaxNoteText, 'x')};
+  auto bytes = encode(note);
+  FailureNote back;
+  EXPECT_TRUE(decode(bytes.data(), bytes.size(), &back));
+  note.reason += "x";
+  bytes = encode(note);
+  EXPECT_FALSE(decode(bytes.data(), bytes.size(), &back));
+}
+
 }  // namespace
 }  // namespace hvd::control

@@ -11,6 +11,7 @@
 #include "horovod_plugin/boundary.h"
 #include "names.h"
 #include "unix_socket.h"
+#include "wire.h"
 
 namespace hvd_shm {
 
@@ -125,10 +126,11 @@ void Connection::receive_reply() {
   }
   for (int i = 1; i < fd_count; ++i) ::close(fds[i]);
   if (fd_count > 0) peer_wake_fd_ = fds[0];
-  if (n != sizeof(h) || h.magic != kHandleMagic || h.kind != kHelloReply ||
-      h.version != kProtocolVersion) {
+  std::string problem =
+      hello_problem(h, static_cast<size_t>(n), kHelloReply);
+  if (!problem.empty()) {
     fail(HVD_ERR_INTERNAL, peer_rank_,
-         "unexpected handshake reply on @" + socket_name_);
+         "unexpected handshake reply on @" + socket_name_ + ": " + problem);
     return;
   }
   if (h.status == HVD_ERR_EPOCH_MISMATCH) {
@@ -173,10 +175,13 @@ void Connection::receive_hello() {
     return;
   }
   for (int i = 2; i < fd_count; ++i) ::close(fds[i]);
-  if (fd_count < 2 || n != sizeof(h) || h.magic != kHandleMagic ||
-      h.kind != kHello || h.version != kProtocolVersion) {
+  std::string problem = fd_count < 2
+                            ? std::to_string(fd_count) + " fds, expected 2"
+                            : hello_problem(h, static_cast<size_t>(n), kHello);
+  if (!problem.empty()) {
     for (int i = 0; i < fd_count && i < 2; ++i) ::close(fds[i]);
-    fail(HVD_ERR_INTERNAL, -1, "unexpected handshake message on a listener");
+    fail(HVD_ERR_INTERNAL, -1,
+         "unexpected handshake message on a listener: " + problem);
     return;
   }
   peer_rank_ = h.rank;
@@ -184,7 +189,7 @@ void Connection::receive_hello() {
   peer_prefix_ = bounded_string(h.prefix, sizeof(h.prefix));
   peer_wake_fd_ = fds[1];
   std::string name = bounded_string(h.segment, sizeof(h.segment));
-  segment_ = Segment::adopt(fds[0], name);
+  segment_ = Segment::adopt(fds[0], name, segment_bytes(kMaxRingBytes));
   segment_->unlink();
   segment_->close_fd();
   if (h.epoch != info_.epoch) {
@@ -204,16 +209,14 @@ void Connection::receive_hello() {
              std::to_string(info_.peer_rank));
     return;
   }
-  auto* header = static_cast<SegmentHeader*>(segment_->base());
-  if (segment_->size() < sizeof(SegmentHeader) ||
-      header->magic != kSegmentMagic || header->version != kSegmentVersion ||
-      header->ring_bytes != h.ring_bytes ||
-      segment_bytes(header->ring_bytes) != segment_->size()) {
+  problem = segment_problem(segment_->base(), segment_->size(), h.ring_bytes);
+  if (!problem.empty()) {
     fail(HVD_ERR_INTERNAL, h.rank,
-         "the segment from rank " + std::to_string(h.rank) + " is malformed");
+         "the segment from rank " + std::to_string(h.rank) +
+             " is malformed: " + problem);
     return;
   }
-  header_ = header;
+  header_ = static_cast<SegmentHeader*>(segment_->base());
   state_ = State::kSendReply;
 }
 

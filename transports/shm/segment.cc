@@ -52,13 +52,19 @@ std::unique_ptr<Segment> Segment::open(const std::string& name) {
   return s;
 }
 
-std::unique_ptr<Segment> Segment::adopt(int fd, const std::string& name) {
+std::unique_ptr<Segment> Segment::adopt(int fd, const std::string& name,
+                                        size_t max_bytes) {
   std::unique_ptr<Segment> s(new Segment);
   s->name_ = name;
   s->fd_ = fd;
   s->named_ = true;  // either end may remove the name; the second finds none
   struct stat st {};
   if (fstat(fd, &st) != 0) fail_errno("fstat(" + name + ")");
+  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > max_bytes)
+    fail(HVD_ERR_INTERNAL, "the segment " + name + " has " +
+                               std::to_string(st.st_size) +
+                               " bytes, more than a connection's " +
+                               std::to_string(max_bytes));
   s->size_ = static_cast<size_t>(st.st_size);
   s->map(true);
   return s;

@@ -19,8 +19,10 @@ class Segment {
                                          bool populate);
   // Maps an existing object by name (HVD_ERR_NOT_FOUND when gone).
   static std::unique_ptr<Segment> open(const std::string& name);
-  // Maps the object behind a received file descriptor (taking it).
-  static std::unique_ptr<Segment> adopt(int fd, const std::string& name);
+  // Maps the object behind a received file descriptor (taking it); refuses
+  // one larger than `max_bytes` before mapping anything.
+  static std::unique_ptr<Segment> adopt(int fd, const std::string& name,
+                                        size_t max_bytes);
 
   ~Segment();
   Segment(const Segment&) = delete;

@@ -9,6 +9,7 @@
 #include "common/host_access.h"
 #include "horovod_plugin/boundary.h"
 #include "sockets.h"
+#include "wire.h"
 
 namespace hvd_tcp {
 
@@ -230,20 +231,11 @@ bool Connection::rx_stream0() {
 }
 
 void Connection::on_header(const FrameHeader& frame) {
-  const auto streams = static_cast<uint32_t>(streams_.size());
-  uint64_t piece = frame.length;
-  if (frame.parts > 1) {
-    piece = part_bytes(frame.length, streams);
-    uint64_t parts = (frame.length + piece - 1) / piece;
-    if (frame.parts != parts || frame.parts > streams) {
-      protocol_error("a message of " + std::to_string(frame.length) +
-                     " bytes in " + std::to_string(frame.parts) + " parts");
-      return;
-    }
-  }
-  if (frame.parts == 0 || frame.seq != expect_seq_) {
-    protocol_error("message " + std::to_string(frame.seq) + " where " +
-                   std::to_string(expect_seq_) + " was due");
+  uint64_t piece = 0;
+  std::string problem = header_problem(
+      frame, static_cast<uint32_t>(streams_.size()), expect_seq_, &piece);
+  if (!problem.empty()) {
+    protocol_error(problem);
     return;
   }
   ++expect_seq_;

@@ -13,6 +13,7 @@
 #include "horovod_plugin/boundary.h"
 #include "listener.h"
 #include "sockets.h"
+#include "wire.h"
 
 namespace hvd_tcp {
 
@@ -165,9 +166,11 @@ void Connection::step_connecting(Stream& s) {
     s.shaken += static_cast<size_t>(n);
     if (s.shaken < sizeof(Ack)) return;
     const Ack& a = s.ack;
-    if (a.magic != kHelloMagic) {
+    std::string problem = ack_problem(a);
+    if (!problem.empty()) {
       fail(HVD_ERR_INTERNAL, info_.peer_rank,
-           "not a horovod tcp listener at " + targets_[s.target].text());
+           "a bad handshake reply from " + targets_[s.target].text() + ": " +
+               problem);
       return;
     }
     if (a.status == HVD_ERR_EPOCH_MISMATCH) {

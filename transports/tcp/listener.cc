@@ -9,6 +9,7 @@
 #include "connection.h"
 #include "horovod_plugin/boundary.h"
 #include "sockets.h"
+#include "wire.h"
 
 namespace hvd_tcp {
 
@@ -79,6 +80,17 @@ void Listener::fill_handle(void* handle) const {
 void Listener::pump() {
   for (int fd : fds_) {
     for (int s = accept_one(fd); s >= 0; s = accept_one(fd)) {
+      // Connections that never send their hello cannot pile up: past the
+      // limit the oldest goes (a rank sends its hello at once).
+      if (incoming_.size() >= kMaxIncoming) {
+        hvd_transport_common::log(
+            t_.host(), HVD_LOG_WARNING,
+            "tcp: closed an incoming connection still without a hello after " +
+                std::to_string(kMaxIncoming) + " newer ones");
+        t_.unwatch(incoming_.front()->fd);
+        ::close(incoming_.front()->fd);
+        incoming_.erase(incoming_.begin());
+      }
       auto in = std::make_unique<Incoming>();
       in->fd = s;
       in->source.owner = this;
@@ -91,13 +103,13 @@ void Listener::pump() {
     long n = recv_some(in.fd, reinterpret_cast<uint8_t*>(&in.hello) + in.got,
                        sizeof(Hello) - in.got);
     bool drop = n < 0;
+    std::string problem = drop ? "closed before its hello" : "";
     if (n > 0) in.got += static_cast<size_t>(n);
     bool whole = !drop && in.got == sizeof(Hello);
     if (whole) {
       const Hello& h = in.hello;
-      drop = h.magic != kHelloMagic || h.version != kProtocolVersion ||
-             h.stream_count == 0 || h.stream_count > kMaxStreams ||
-             h.stream_index >= h.stream_count;
+      problem = hello_problem(h);
+      drop = !problem.empty();
       if (!drop) {
         Connection*& conn = gathering_[h.conn_key];
         if (conn == nullptr) {
@@ -106,13 +118,15 @@ void Listener::pump() {
         }
         t_.unwatch(in.fd);
         drop = !conn->attach(in.fd, h);
+        if (drop) problem = "its hello does not match the connection's others";
         if (!drop) in.fd = -1;  // the connection has it now
         if (conn->gathered()) gathering_.erase(h.conn_key);
       }
     }
     if (drop) {
       hvd_transport_common::log(t_.host(), HVD_LOG_DEBUG,
-                                "tcp: dropped a connection with a bad hello");
+                                "tcp: dropped an incoming connection: " +
+                                    problem);
       if (in.fd >= 0) {
         t_.unwatch(in.fd);
         ::close(in.fd);

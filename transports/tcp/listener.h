@@ -41,6 +41,9 @@ class Listener {
     EventSource source{EventSource::kIncoming, nullptr};
   };
 
+  // Accepted sockets still reading their Hello, at most.
+  static constexpr size_t kMaxIncoming = 256;
+
   Transport& t_;
   std::vector<int> fds_;
   std::vector<Address> addresses_;  // as advertised

@@ -108,19 +108,15 @@ void RendezvousBootstrap::fail(const Response& response,
   std::string prefix =
       "bootstrap (rendezvous): rank " + std::to_string(rank_) + " ";
   if (response.status == rendezvous::kTimeout) {
-    uint32_t count = reader.u32();
+    auto missing = rendezvous::decode_missing(
+        response.fields, static_cast<uint32_t>(size_), service_);
     std::string ranks;
-    int first = -1;
-    for (uint32_t i = 0; i < count; ++i) {
-      int r = static_cast<int>(reader.u32());
-      if (first < 0) first = r;
-      ranks += (i ? ", " : "") + std::to_string(r);
-    }
+    for (int r : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     throw Error(HVD_ERR_TIMEOUT,
                 prefix + "timed out after " + std::to_string(timeout.count()) +
                     " ms " + what + " (still missing: rank" +
-                    (count == 1 ? " " : "s ") + ranks + ")",
-                first);
+                    (missing.size() == 1 ? " " : "s ") + ranks + ")",
+                missing.empty() ? -1 : missing.front());
   }
   std::string message =
       response.status == rendezvous::kError
@@ -193,18 +189,9 @@ std::vector<std::vector<uint8_t>> RendezvousBootstrap::allgather(
   if (response.status != rendezvous::kOk) {
     fail(response, "in collective '" + key + "'", collective_timeout_);
   }
-  Reader reader(response.fields.data(), response.fields.size());
-  uint32_t count = reader.u32();
-  if (count != static_cast<uint32_t>(size_)) {
-    throw Error(HVD_ERR_PEER_FAILED,
-                service_ + " returned " + std::to_string(count) +
-                    " values for collective '" + key + "' of " +
-                    std::to_string(size_) + " ranks");
-  }
-  std::vector<std::vector<uint8_t>> all;
-  all.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) all.push_back(reader.blob());
-  return all;
+  return rendezvous::decode_allgather(
+      response.fields, static_cast<uint32_t>(size_),
+      service_ + " (collective '" + key + "')");
 }
 
 void RendezvousBootstrap::barrier() { allgather({}); }

@@ -175,26 +175,11 @@ Response Connection::call(Op op, const std::vector<uint8_t>& fields,
   uint8_t length_bytes[4];
   recv_all(length_bytes, sizeof length_bytes, deadline);
   uint32_t length = Reader(length_bytes, 4).u32();
-  if (length < kTagBytes + 10 || length > kMaxResponseBytes) {
-    throw Error(HVD_ERR_PEER_FAILED, name_ + " sent a frame of " +
-                                         std::to_string(length) + " bytes");
-  }
+  check_response_length(length, name_);
   std::vector<uint8_t> in(length);
   recv_all(in.data(), in.size(), deadline);
-  std::vector<uint8_t> reply(in.begin() + kTagBytes, in.end());
-  if (!tags_equal(in.data(), frame_tag(secret_, kFromServer, nonce_, reply))) {
-    throw Error(HVD_ERR_PEER_FAILED,
-                name_ + " sent a response that fails authentication");
-  }
-  Reader reader(reply.data(), reply.size());
-  uint64_t reply_seq = reader.u64();
-  uint8_t reply_op = reader.u8();
-  if (reply_seq != seq || reply_op != (op | kResponseBit)) {
-    throw Error(HVD_ERR_PEER_FAILED, name_ + " answered out of order");
-  }
-  Response response;
-  response.status = reader.u8();
-  response.fields.assign(reply.begin() + 10, reply.end());
+  Response response =
+      open_response(in.data(), in.size(), secret_, nonce_, seq, op, name_);
   return response;
 }
 

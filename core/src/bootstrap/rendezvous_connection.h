@@ -13,11 +13,6 @@
 
 namespace hvd::rendezvous {
 
-struct Response {
-  uint8_t status = kOk;
-  std::vector<uint8_t> fields;  // what follows the status byte
-};
-
 class Connection {
  public:
   using Clock = std::chrono::steady_clock;

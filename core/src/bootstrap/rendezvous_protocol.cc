@@ -4,6 +4,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace hvd::rendezvous {
@@ -93,6 +95,81 @@ std::vector<uint8_t> frame_tag(const std::vector<uint8_t>& secret,
 
 bool tags_equal(const uint8_t* a, const std::vector<uint8_t>& b) {
   return b.size() == kTagBytes && CRYPTO_memcmp(a, b.data(), kTagBytes) == 0;
+}
+
+void check_response_length(uint32_t length, const std::string& peer) {
+  // Tag, then u64 sequence, u8 op, u8 status.
+  if (length < kTagBytes + 10 || length > kMaxResponseBytes) {
+    throw Error(HVD_ERR_PEER_FAILED, peer + " sent a frame of " +
+                                         std::to_string(length) + " bytes");
+  }
+}
+
+Response open_response(const uint8_t* frame, size_t size,
+                       const std::vector<uint8_t>& secret,
+                       const std::vector<uint8_t>& nonce, uint64_t seq, Op op,
+                       const std::string& peer) {
+  check_response_length(static_cast<uint32_t>(std::min<size_t>(size, UINT32_MAX)),
+                        peer);
+  std::vector<uint8_t> reply(frame + kTagBytes, frame + size);
+  if (!tags_equal(frame, frame_tag(secret, kFromServer, nonce, reply))) {
+    throw Error(HVD_ERR_PEER_FAILED,
+                peer + " sent a response that fails authentication");
+  }
+  Reader reader(reply.data(), reply.size());
+  uint64_t reply_seq = reader.u64();
+  uint8_t reply_op = reader.u8();
+  if (reply_seq != seq || reply_op != (op | kResponseBit)) {
+    throw Error(HVD_ERR_PEER_FAILED, peer + " answered out of order");
+  }
+  Response response;
+  response.status = reader.u8();
+  response.fields.assign(reply.begin() + 10, reply.end());
+  return response;
+}
+
+std::vector<std::vector<uint8_t>> decode_allgather(
+    const std::vector<uint8_t>& fields, uint32_t ranks,
+    const std::string& peer) {
+  Reader reader(fields.data(), fields.size());
+  uint32_t count = reader.u32();
+  if (count != ranks) {
+    throw Error(HVD_ERR_PEER_FAILED, peer + " returned " +
+                                         std::to_string(count) +
+                                         " values for " +
+                                         std::to_string(ranks) + " ranks");
+  }
+  std::vector<std::vector<uint8_t>> all;
+  all.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) all.push_back(reader.blob());
+  if (!reader.done())
+    throw Error(HVD_ERR_PEER_FAILED,
+                peer + " returned bytes after the last value");
+  return all;
+}
+
+std::vector<int> decode_missing(const std::vector<uint8_t>& fields,
+                                uint32_t ranks, const std::string& peer) {
+  Reader reader(fields.data(), fields.size());
+  uint32_t count = reader.u32();
+  if (count > ranks) {
+    throw Error(HVD_ERR_PEER_FAILED, peer + " named " +
+                                         std::to_string(count) +
+                                         " missing ranks of " +
+                                         std::to_string(ranks));
+  }
+  std::vector<int> missing;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t rank = reader.u32();
+    if (rank >= ranks) {
+      throw Error(HVD_ERR_PEER_FAILED, peer + " named rank " +
+                                           std::to_string(rank) +
+                                           " of a job of " +
+                                           std::to_string(ranks));
+    }
+    missing.push_back(static_cast<int>(rank));
+  }
+  return missing;
 }
 
 std::vector<uint8_t> decode_hex(const std::string& hex,

@@ -68,6 +68,35 @@ std::vector<uint8_t> frame_tag(const std::vector<uint8_t>& secret,
 // Constant-time comparison of a received tag with the expected one.
 bool tags_equal(const uint8_t* a, const std::vector<uint8_t>& b);
 
+// A response as the client sees it once its frame is checked.
+struct Response {
+  uint8_t status = kOk;
+  std::vector<uint8_t> fields;  // what follows the status byte
+};
+
+// The length prefix of a response frame: throws hvd::Error naming `peer`
+// when it is outside what a response can be.
+void check_response_length(uint32_t length, const std::string& peer);
+
+// Opens the response frame (tag, then body) to request `seq` of `op`:
+// checks the tag against `secret` and `nonce`, the sequence number and the
+// op. Throws hvd::Error naming `peer` on anything else.
+Response open_response(const uint8_t* frame, size_t size,
+                       const std::vector<uint8_t>& secret,
+                       const std::vector<uint8_t>& nonce, uint64_t seq, Op op,
+                       const std::string& peer);
+
+// The fields of an ALLGATHER's OK: u32 count, then `count` blobs; throws
+// unless the count is `ranks` and nothing is left over.
+std::vector<std::vector<uint8_t>> decode_allgather(
+    const std::vector<uint8_t>& fields, uint32_t ranks,
+    const std::string& peer);
+
+// The fields of a TIMEOUT: u32 count, then the missing ranks (at most
+// `ranks`, each below it).
+std::vector<int> decode_missing(const std::vector<uint8_t>& fields,
+                                uint32_t ranks, const std::string& peer);
+
 // "0a1b..." -> bytes; throws hvd::Error HVD_ERR_CONFIG naming `what` on bad
 // text.
 std::vector<uint8_t> decode_hex(const std::string& hex,

@@ -48,6 +48,11 @@ class Config {
   // Defaults only.
   Config();
   static Config load(const ConfigLoadOptions& options = {});
+  // What load() does once it has read the file: `text` as the file `path`,
+  // then `environment`.
+  static Config from_text(
+      const std::string& text, const std::string& path,
+      const std::map<std::string, std::string>& environment);
 
   // The file read, or "" when only defaults and environment apply.
   const std::string& file() const;

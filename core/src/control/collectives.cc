@@ -86,19 +86,9 @@ std::vector<std::vector<uint8_t>> ControlPlane::Impl::gather(
     return {};
   }
 
-  std::vector<std::vector<uint8_t>> result(size_);
-  std::vector<bool> seen(size_, false);
-  control::Decoder entries(bundle_.data(), bundle_.size());
-  for (int n = 0; n < size_; ++n) {
-    uint32_t rank = entries.u32();
-    uint32_t length = entries.u32();
-    const uint8_t* data = entries.bytes(length);
-    if (!entries.ok() || rank >= static_cast<uint32_t>(size_) || seen[rank])
-      throw Error(HVD_ERR_INTERNAL, "control plane: a malformed gather bundle");
-    seen[rank] = true;
-    result[rank].assign(data, data + length);
-  }
-  if (!entries.done())
+  std::vector<std::vector<uint8_t>> result;
+  if (!control::decode_gather_bundle(bundle_.data(), bundle_.size(), size_,
+                                     &result))
     throw Error(HVD_ERR_INTERNAL, "control plane: a malformed gather bundle");
   return result;
 }

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace hvd::control {
 
@@ -154,7 +155,8 @@ bool decode(const uint8_t* data, size_t size, FailureNote* note) {
   note->rank = static_cast<int32_t>(in.u32());
   note->host = in.str();
   note->reason = in.str();
-  return in.done();
+  return in.done() && note->host.size() <= kMaxNoteText &&
+         note->reason.size() <= kMaxNoteText;
 }
 
 void append_gather_entry(std::vector<uint8_t>& bundle, int rank,
@@ -166,13 +168,75 @@ void append_gather_entry(std::vector<uint8_t>& bundle, int rank,
   if (size > 0) std::memcpy(bundle.data() + at + 8, data, size);
 }
 
+bool decode_gather_bundle(const uint8_t* data, size_t size, int world_size,
+                          std::vector<std::vector<uint8_t>>* by_rank) {
+  if (world_size <= 0) return false;
+  by_rank->assign(static_cast<size_t>(world_size), {});
+  std::vector<bool> seen(static_cast<size_t>(world_size), false);
+  Decoder entries(data, size);
+  for (int n = 0; n < world_size; ++n) {
+    uint32_t rank = entries.u32();
+    uint32_t length = entries.u32();
+    const uint8_t* bytes = entries.bytes(length);
+    if (!entries.ok() || rank >= static_cast<uint32_t>(world_size) ||
+        seen[rank])
+      return false;
+    seen[rank] = true;
+    (*by_rank)[rank].assign(bytes, bytes + length);
+  }
+  return entries.done();
+}
+
+std::vector<uint8_t> encode(const HostTable& table) {
+  std::vector<uint8_t> out;
+  Encoder encoder(out);
+  encoder.u32(static_cast<uint32_t>(table.names.size()));
+  for (const auto& name : table.names) encoder.str(name);
+  encoder.u32(static_cast<uint32_t>(table.index.size()));
+  for (uint32_t i : table.index) encoder.u32(i);
+  return out;
+}
+
+bool decode(const uint8_t* data, size_t size, int world_size,
+            HostTable* table) {
+  if (world_size <= 0) return false;
+  Decoder in(data, size);
+  // No more names than ranks; each read is checked against what is left, so
+  // a large count costs nothing before it fails.
+  uint32_t names = in.u32();
+  if (names > static_cast<uint32_t>(world_size)) return false;
+  table->names.clear();
+  for (uint32_t n = 0; in.ok() && n < names; ++n)
+    table->names.push_back(in.str());
+  if (in.u32() != static_cast<uint32_t>(world_size)) return false;
+  table->index.clear();
+  for (int n = 0; in.ok() && n < world_size; ++n) {
+    uint32_t i = in.u32();
+    if (i >= table->names.size()) return false;
+    table->index.push_back(i);
+  }
+  return in.done();
+}
+
 namespace {
 constexpr size_t kReadChunk = 64 * 1024;
 }
 
-FrameReader::FrameReader() : buffer_(kReadChunk) {}
+FrameReader::FrameReader(uint32_t max_payload)
+    : buffer_(kReadChunk), max_payload_(max_payload) {}
 
 ssize_t FrameReader::read_from(int fd) {
+  size_t room;
+  uint8_t* at = space(&room);
+  for (;;) {
+    ssize_t n = recv(fd, at, room, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) commit(static_cast<size_t>(n));
+    return n;
+  }
+}
+
+uint8_t* FrameReader::space(size_t* room) {
   if (begin_ == end_) {
     begin_ = end_ = 0;
   } else if (buffer_.size() - end_ < kReadChunk / 4) {
@@ -181,7 +245,7 @@ ssize_t FrameReader::read_from(int fd) {
     size_t need = end_ - begin_;
     if (need >= kFrameHeaderSize) {
       size_t frame = kFrameHeaderSize + get_u32(buffer_.data() + begin_);
-      if (frame <= kFrameHeaderSize + kMaxFramePayload && frame > need)
+      if (frame <= kFrameHeaderSize + max_payload_ && frame > need)
         need = frame;
     }
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
@@ -190,13 +254,15 @@ ssize_t FrameReader::read_from(int fd) {
     if (buffer_.size() < need + kReadChunk / 4)
       buffer_.resize(need + kReadChunk);
   }
-  for (;;) {
-    ssize_t n =
-        recv(fd, buffer_.data() + end_, buffer_.size() - end_, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n > 0) end_ += static_cast<size_t>(n);
-    return n;
-  }
+  *room = buffer_.size() - end_;
+  return buffer_.data() + end_;
+}
+
+void FrameReader::commit(size_t n) { end_ += n; }
+
+std::string FrameReader::why_bad() const {
+  return "a frame of " + std::to_string(refused_length_) +
+         " bytes, over the limit of " + std::to_string(max_payload_);
 }
 
 bool FrameReader::next(FrameType* type, const uint8_t** payload, uint32_t* size,
@@ -206,7 +272,8 @@ bool FrameReader::next(FrameType* type, const uint8_t** payload, uint32_t* size,
   if (have < kFrameHeaderSize) return false;
   const uint8_t* header = buffer_.data() + begin_;
   uint32_t length = get_u32(header);
-  if (length > kMaxFramePayload) {
+  if (length > max_payload_) {
+    refused_length_ = length;
     *bad = true;
     return false;
   }

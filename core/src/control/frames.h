@@ -34,6 +34,10 @@ constexpr const char* kTokenKey = "control.token";
 
 constexpr size_t kFrameHeaderSize = 8;
 constexpr uint32_t kMaxFramePayload = 1u << 30;
+// Until a peer has shaken hands, its frames are small: a hello, welcome or
+// reject never comes near this, so a longer one is refused before the reader
+// makes room for it.
+constexpr uint32_t kMaxHandshakePayload = 64 * 1024;
 constexpr uint32_t kProtocolMagic = 0x43445648;  // "HVDC"
 constexpr uint32_t kProtocolVersion = 1;
 
@@ -95,6 +99,9 @@ struct Welcome {
 std::vector<uint8_t> encode(const Welcome& welcome);
 bool decode(const uint8_t* data, size_t size, Welcome* welcome);
 
+// A failure note's texts are a host name and a one-line reason; a decoder
+// refuses longer ones.
+constexpr size_t kMaxNoteText = 64 * 1024;
 struct FailureNote {
   int32_t rank = -1;
   std::string host;
@@ -107,22 +114,47 @@ bool decode(const uint8_t* data, size_t size, FailureNote* note);
 // rank of the sender's subtree, in no particular order.
 void append_gather_entry(std::vector<uint8_t>& bundle, int rank,
                          const uint8_t* data, size_t size);
+// The whole world's bundle at the root: exactly one entry per rank below
+// `world_size`. false on anything else (a rank out of range or repeated, a
+// length past the end, bytes left over).
+bool decode_gather_bundle(const uint8_t* data, size_t size, int world_size,
+                          std::vector<std::vector<uint8_t>>* by_rank);
+
+// Every rank's host: the distinct names, and each rank's index into them.
+struct HostTable {
+  std::vector<std::string> names;
+  std::vector<uint32_t> index;  // by rank
+};
+std::vector<uint8_t> encode(const HostTable& table);
+// false unless there are `world_size` indices, each naming a name.
+bool decode(const uint8_t* data, size_t size, int world_size,
+            HostTable* table);
 
 class FrameReader {
  public:
-  FrameReader();
+  explicit FrameReader(uint32_t max_payload = kMaxFramePayload);
   // One recv() of what the socket has. >0: bytes read; 0: end of stream;
   // -1: errno set (EAGAIN when nothing is waiting).
   ssize_t read_from(int fd);
-  // The next complete frame, valid until the next read_from(). false when
-  // none is complete; *bad set when the header is impossible.
+  // What read_from() does around its recv(): room for at least one byte
+  // (valid until commit()), then `n` bytes written there.
+  uint8_t* space(size_t* room);
+  void commit(size_t n);
+  // The next complete frame, valid until the next space(). false when none
+  // is complete; *bad set when the header declares more than the limit
+  // (why_bad() says how much).
   bool next(FrameType* type, const uint8_t** payload, uint32_t* size,
             bool* bad);
+  std::string why_bad() const;
+  // Lifts or lowers the limit on a frame's payload (after a handshake).
+  void set_max_payload(uint32_t max_payload) { max_payload_ = max_payload; }
 
  private:
   std::vector<uint8_t> buffer_;
   size_t begin_ = 0;  // first unparsed byte
   size_t end_ = 0;    // one past the last received byte
+  uint32_t max_payload_;
+  uint32_t refused_length_ = 0;
 };
 
 class FrameWriter {

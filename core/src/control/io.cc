@@ -40,7 +40,7 @@ void ControlPlane::Impl::drain(Link& link) {
       if (!link.open()) return;
     }
     if (bad) {
-      link_failed(link, "sent a malformed frame");
+      link_failed(link, "sent " + link.reader.why_bad());
       return;
     }
     ssize_t n = link.reader.read_from(link.fd);
@@ -73,6 +73,12 @@ void ControlPlane::Impl::dispatch(Link& link, FrameType type,
     case FrameType::failure: {
       control::FailureNote note;
       if (!control::decode(payload, size, &note)) break;
+      if (note.rank < 0 || note.rank >= size_) {
+        link_failed(link, "sent a failure note naming rank " +
+                              std::to_string(note.rank) + " of a world of " +
+                              std::to_string(size_));
+        return;
+      }
       note_failure(note.rank, note.host, note.reason);
       return;
     }

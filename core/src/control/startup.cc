@@ -91,8 +91,9 @@ bool read_frame(int fd, FrameReader& reader, Clock::time_point deadline,
       return true;
     }
     if (bad)
-      throw Error(HVD_ERR_MISMATCH,
-                  "control plane: " + peer + " sent a malformed handshake");
+      throw Error(HVD_ERR_MISMATCH, "control plane: " + peer +
+                                        " sent a malformed handshake (" +
+                                        reader.why_bad() + ")");
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, control::poll_timeout_ms(deadline)) <= 0)
       throw Error(
@@ -103,6 +104,9 @@ bool read_frame(int fd, FrameReader& reader, Clock::time_point deadline,
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
   }
 }
+
+// Connections accepted but not yet shaken hands with, at most.
+constexpr size_t kMaxPendingHandshakes = 64;
 
 std::vector<uint8_t> encode_reject(hvd_status status,
                                    const std::string& reason) {
@@ -195,6 +199,7 @@ bool ControlPlane::Impl::shake_hands(int fd, int parent, uint64_t token,
                                      Clock::time_point deadline,
                                      const std::string& peer) {
   auto link = std::make_unique<Link>(fd, parent, "", true);
+  link->reader.set_max_payload(control::kMaxHandshakePayload);
   control::Hello hello;
   hello.rank = rank_;
   hello.size = size_;
@@ -229,6 +234,7 @@ bool ControlPlane::Impl::shake_hands(int fd, int parent, uint64_t token,
                 "control plane: " + peer + " answered the handshake with a " +
                     control::frame_type_name(type) + " frame");
   link->host = welcome.host;
+  link->reader.set_max_payload(control::kMaxFramePayload);
   parent_ = link.get();
   links_.insert(links_.begin(), std::move(link));
   return true;
@@ -306,10 +312,6 @@ void ControlPlane::Impl::accept_children(int listen_fd,
                control::poll_timeout_ms(deadline)) <= 0)
         continue;
 
-      if (polls[0].revents & POLLIN)
-        for (int fd; (fd = control::accept_tcp(listen_fd)) >= 0;)
-          pending.push_back({fd, std::make_unique<FrameReader>()});
-
       for (size_t i = polls.size() - 1; i >= 1; --i) {
         if (!polls[i].revents) continue;
         Pending& p = pending[i - 1];
@@ -326,7 +328,8 @@ void ControlPlane::Impl::accept_children(int listen_fd,
         control::Hello hello;
         hvd_status status = HVD_ERR_MISMATCH;
         std::string refusal =
-            gone ? "closed before the handshake"
+            bad    ? "it sent " + p.reader->why_bad()
+            : gone ? "closed before the handshake"
             : type != FrameType::hello || !control::decode(data, size, &hello)
                 ? "expected a hello frame"
                 : check(hello, &status);
@@ -340,6 +343,7 @@ void ControlPlane::Impl::accept_children(int listen_fd,
           accepted[index] =
               std::make_unique<Link>(p.fd, hello.rank, hello.host, false);
           accepted[index]->reader = std::move(*p.reader);
+          accepted[index]->reader.set_max_payload(control::kMaxFramePayload);
           ++connected;
         } else {
           if (status == HVD_AGAIN) {
@@ -363,6 +367,21 @@ void ControlPlane::Impl::accept_children(int listen_fd,
         }
         pending.erase(pending.begin() + static_cast<long>(i - 1));
       }
+      if (polls[0].revents & POLLIN) {
+        for (int fd; (fd = control::accept_tcp(listen_fd)) >= 0;) {
+          // Connections that never shake hands cannot pile up: past the
+          // limit the oldest one goes (a child sends its hello at once).
+          if (pending.size() >= kMaxPendingHandshakes) {
+            HVD_LOG(WARNING) << "control plane: rank " << rank_ << " closed "
+                             << "a connection still silent after "
+                             << kMaxPendingHandshakes << " newer ones";
+            close(pending.front().fd);
+            pending.erase(pending.begin());
+          }
+          pending.push_back({fd, std::make_unique<FrameReader>(
+                                     control::kMaxHandshakePayload)});
+        }
+      }
     }
   } catch (...) {
     // Keep the children that did connect, so they hear why startup failed.
@@ -381,41 +400,24 @@ void ControlPlane::Impl::accept_children(int listen_fd,
 void ControlPlane::Impl::exchange_hosts(Clock::time_point deadline) {
   auto gathered =
       gather(std::vector<uint8_t>(host_.begin(), host_.end()), deadline);
-  std::vector<uint8_t> table;
+  control::HostTable table;
   if (rank_ == 0) {
     std::map<std::string, uint32_t> ids;
-    std::vector<std::string> names;
-    std::vector<uint32_t> index;
     for (const auto& bytes : gathered) {
       std::string name(bytes.begin(), bytes.end());
-      auto [at, added] = ids.emplace(name, static_cast<uint32_t>(names.size()));
-      if (added) names.push_back(name);
-      index.push_back(at->second);
+      auto [at, added] =
+          ids.emplace(name, static_cast<uint32_t>(table.names.size()));
+      if (added) table.names.push_back(name);
+      table.index.push_back(at->second);
     }
-    control::Encoder out(table);
-    out.u32(static_cast<uint32_t>(names.size()));
-    for (const auto& name : names) out.str(name);
-    out.u32(static_cast<uint32_t>(index.size()));
-    for (uint32_t i : index) out.u32(i);
   }
-  auto received = broadcast(table, deadline);
-
-  control::Decoder in(received.data(), received.size());
-  std::vector<std::string> names;
-  for (uint32_t n = in.u32(); in.ok() && names.size() < n;)
-    names.push_back(in.str());
-  uint32_t count = in.u32();
-  std::vector<uint32_t> index;
-  for (uint32_t n = 0;
-       in.ok() && n < count && n <= static_cast<uint32_t>(size_); ++n)
-    index.push_back(in.u32());
-  bool valid = in.done() && index.size() == static_cast<size_t>(size_) &&
-               std::all_of(index.begin(), index.end(),
-                           [&](uint32_t i) { return i < names.size(); });
-  if (!valid)
+  auto received = broadcast(rank_ == 0 ? control::encode(table)
+                                       : std::vector<uint8_t>(),
+                            deadline);
+  if (!control::decode(received.data(), received.size(), size_, &table))
     throw Error(HVD_ERR_INTERNAL, "control plane: a malformed host table");
-  host_names_ = std::move(names);
-  host_index_ = std::move(index);
+  host_names_ = std::move(table.names);
+  host_index_ = std::move(table.index);
   hosts_known_.store(true, std::memory_order_release);
 }
 

@@ -13,8 +13,16 @@ MAX_KEY_BYTES = 1024
 MAX_VALUE_BYTES = 1 << 20
 MIN_FRAME = TAG_BYTES + 9
 MAX_FRAME = MAX_VALUE_BYTES + 2048
+# Before its JOIN a connection may send only a JOIN: seq, op, rank, size and
+# two strings of at most MAX_KEY_BYTES.
+MAX_JOIN_FRAME = TAG_BYTES + 9 + 8 + 2 * (2 + MAX_KEY_BYTES)
 # Seconds a new connection has to send a valid JOIN.
 JOIN_WINDOW_S = 10.0
+# Connections still without a valid JOIN, at most; past it the oldest is
+# closed (a rank sends its JOIN at once, a stranger may never).
+MAX_UNJOINED = 64
+# The longest a GET or ALLGATHER waits, whatever its timeout_ms asks.
+MAX_WAIT_S = 24 * 3600.0
 OP_JOIN, OP_PUT, OP_GET, OP_ALLGATHER = 1, 2, 3, 4
 # An elastic job's workers: who they are, their place in the next world, and
 # whether the membership changed since.

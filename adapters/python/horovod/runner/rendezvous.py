@@ -1,7 +1,9 @@
 """The rendezvous service: the job's key-value store, served over TCP to the
 ranks that authenticate with the job's secret (tools/horovodrun/
-PROTOCOL.md). One thread accepts, one thread serves each connection."""
+PROTOCOL.md). One thread accepts, one thread serves each connection; a
+Session holds one connection's protocol state, free of sockets."""
 
+import collections
 import hmac
 import secrets
 import socket
@@ -11,14 +13,41 @@ import time
 
 from horovod.runner.log import Fatal, log, vlog
 from horovod.runner.protocol import (
-    CLIENT, JOIN_WINDOW_S, MAGIC, MAX_FRAME, MAX_KEY_BYTES, MAX_VALUE_BYTES,
-    MIN_FRAME, NONCE_BYTES, OP_ALLGATHER, OP_GET, OP_JOIN, OP_NAMES, OP_PUT,
-    RESPONSE_BIT, SERVER, STATUS_ERROR, STATUS_OK, STATUS_TIMEOUT, TAG_BYTES,
-    Malformed, Reader, frame_tag, pack_blob, pack_str)
+    CLIENT, JOIN_WINDOW_S, MAGIC, MAX_FRAME, MAX_JOIN_FRAME, MAX_KEY_BYTES,
+    MAX_UNJOINED, MAX_VALUE_BYTES, MAX_WAIT_S, MIN_FRAME, NONCE_BYTES,
+    OP_ALLGATHER, OP_GET, OP_JOIN, OP_NAMES, OP_PUT, RESPONSE_BIT, SERVER,
+    STATUS_ERROR, STATUS_OK, STATUS_TIMEOUT, TAG_BYTES, Malformed, Reader,
+    frame_tag, pack_blob, pack_str)
 
 
 class Drop(Exception):
     """A frame the service refuses: logged, and the connection closed."""
+
+
+class StrangerLog:
+    """Lines about connections that never joined: the first few of every
+    `window_s` are printed, the rest counted and summed up once the window
+    is over, so a flood cannot flood horovodrun's stderr too."""
+
+    def __init__(self, per_window=10, window_s=5.0):
+        self.per_window, self.window_s = per_window, window_s
+        self.lock = threading.Lock()
+        self.window_start, self.printed, self.held = time.monotonic(), 0, 0
+
+    def __call__(self, message):
+        with self.lock:
+            now = time.monotonic()
+            if now - self.window_start >= self.window_s:
+                if self.held:
+                    log(f"rendezvous: {self.held} more lines about "
+                        f"connections that never joined in the last "
+                        f"{now - self.window_start:.0f} s")
+                self.window_start, self.printed, self.held = now, 0, 0
+            if self.printed >= self.per_window:
+                self.held += 1
+                return
+            self.printed += 1
+        log(message)
 
 
 class Store:
@@ -76,6 +105,63 @@ class Member:
         self.store, self.rank = store, rank
 
 
+class Session:
+    """One connection's protocol state: the nonce of its greeting, the next
+    sequence number, and what its opening request made (`member`: a Member
+    after a JOIN, None before). `conn` is the
+    socket (None when frames come from elsewhere, as in tests/fuzz)."""
+
+    def __init__(self, service, peer, nonce, conn=None):
+        self.service, self.peer, self.nonce = service, peer, nonce
+        self.conn = conn
+        self.seq, self.member = 0, None
+        self.counted = False  # in the service's budget of joined connections
+
+    @property
+    def rank(self):
+        """The rank this connection joined as, or None."""
+        return getattr(self.member, "rank", None)
+
+    def check_length(self, n):
+        """Drop unless a frame of `n` bytes can follow the length prefix:
+        before the JOIN only a JOIN fits."""
+        limit = MAX_FRAME if self.member is not None else MAX_JOIN_FRAME
+        if n < MIN_FRAME or n > limit:
+            raise Drop(f"frame length {n} outside {MIN_FRAME}..{limit}")
+
+    def handle(self, frame):
+        """Serves one frame (tag, then body). Returns the response frame,
+        length prefix included, and whether the connection ends after it."""
+        service = self.service
+        tag, body = frame[:TAG_BYTES], frame[TAG_BYTES:]
+        if not hmac.compare_digest(
+                tag, frame_tag(service.secret, CLIENT, self.nonce, body)):
+            raise Drop("bad HMAC")
+        reader = Reader(body)
+        got_seq, op = reader.u64(), reader.u8()
+        if got_seq != self.seq:
+            raise Drop(f"sequence number {got_seq}, expected {self.seq} "
+                       f"(a replayed or reordered message)")
+        self.seq += 1
+        if op not in OP_NAMES:
+            raise Drop(f"unknown op {op}")
+        if self.member is None and op not in service.opening_ops:
+            raise Drop(f"{OP_NAMES[op]} before JOIN")
+        try:
+            status, fields, member = service._handle(op, reader, self.member,
+                                                     self.peer)
+        except Malformed as e:
+            raise Drop(f"malformed {OP_NAMES[op]}: {e}") from None
+        if self.member is None and member is not None:
+            service._joined_connection(self)
+        self.member = member
+        reply = struct.pack(">QBB", got_seq, op | RESPONSE_BIT,
+                            status) + fields
+        tag = frame_tag(service.secret, SERVER, self.nonce, reply)
+        return (struct.pack(">I", TAG_BYTES + len(reply)) + tag + reply,
+                status == STATUS_ERROR)
+
+
 class Rendezvous:
     """The store of one job of `size` ranks, listening on `address`.
     Subclasses serve more operations (`handlers`, `opening_ops`)."""
@@ -88,8 +174,14 @@ class Rendezvous:
         self.changed = threading.Condition()
         self.world = Store(size, self.changed)
         self.joined = {}  # rank -> host name given in its first JOIN
+        # Connections that have joined, and those that have not yet (in the
+        # order they came, socket -> peer name): separate budgets, so
+        # strangers never take a rank's place.
         self.connections = 0
         self.max_connections = 4 * size + 64
+        self.unjoined = collections.OrderedDict()
+        self.max_wait_s = MAX_WAIT_S
+        self.stranger_log = StrangerLog()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -116,25 +208,47 @@ class Rendezvous:
                 return
             peer_name = f"{peer[0]}:{peer[1]}"
             with self.changed:
-                full = self.connections >= self.max_connections
-                if not full:
-                    self.connections += 1
-            if full:
-                log(f"rendezvous: refused connection from {peer_name}: "
-                    f"{self.max_connections} connections open")
-                conn.close()
-                continue
+                evicted = None
+                if len(self.unjoined) >= MAX_UNJOINED:
+                    evicted = self.unjoined.popitem(last=False)
+                self.unjoined[conn] = peer_name
+            if evicted is not None:
+                self.stranger_log(
+                    f"rendezvous: closed connection from {evicted[1]}: no "
+                    f"valid JOIN before {MAX_UNJOINED} newer connections")
+                try:  # its thread sees the end of stream and finishes
+                    evicted[0].shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
             threading.Thread(target=self._serve, args=(conn, peer_name),
                              daemon=True).start()
 
+    def _joined_connection(self, session):
+        """A connection's first valid JOIN: it moves to the ranks' budget, or
+        is refused when that is full."""
+        with self.changed:
+            self.unjoined.pop(session.conn, None)
+            full = self.connections >= self.max_connections
+            if not full:
+                self.connections += 1
+                session.counted = True
+        if full:
+            raise Drop(f"{self.max_connections} connections of ranks open")
+
     def _serve(self, conn, peer):
+        session = Session(self, peer, secrets.token_bytes(NONCE_BYTES), conn)
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._serve_frames(conn, peer)
+            self._serve_frames(conn, session)
         except Drop as e:
-            log(f"rendezvous: dropped message from {peer}: {e}")
+            message = f"rendezvous: dropped message from {peer}: {e}"
+            if session.member is None:
+                self.stranger_log(message)
+            else:
+                log(message)
         except socket.timeout:
-            log(f"rendezvous: closed connection from {peer}: no valid JOIN "
+            self.stranger_log(
+                f"rendezvous: closed connection from {peer}: no valid JOIN "
                 f"within {JOIN_WINDOW_S:g} s")
         except OSError:
             pass  # the peer went away
@@ -143,7 +257,9 @@ class Rendezvous:
         finally:
             conn.close()
             with self.changed:
-                self.connections -= 1
+                self.unjoined.pop(conn, None)
+                if session.counted:
+                    self.connections -= 1
 
     @staticmethod
     def _recv_exact(conn, n, deadline, at_boundary=False):
@@ -166,47 +282,22 @@ class Rendezvous:
             got += len(chunk)
         return b"".join(chunks)
 
-    def _serve_frames(self, conn, peer):
-        nonce = secrets.token_bytes(NONCE_BYTES)
-        conn.sendall(MAGIC + nonce)
+    def _serve_frames(self, conn, session):
+        conn.sendall(MAGIC + session.nonce)
         deadline = time.monotonic() + JOIN_WINDOW_S  # until a valid JOIN
-        seq, session = 0, None  # session: what the opening request made
         while True:
             head = self._recv_exact(conn, 4, deadline, at_boundary=True)
             if head is None:
                 return
             n = struct.unpack(">I", head)[0]
-            if n < MIN_FRAME or n > MAX_FRAME:
-                raise Drop(f"frame length {n} outside {MIN_FRAME}..{MAX_FRAME}")
+            session.check_length(n)
             frame = self._recv_exact(conn, n, deadline)
-            tag, body = frame[:TAG_BYTES], frame[TAG_BYTES:]
-            if not hmac.compare_digest(
-                    tag, frame_tag(self.secret, CLIENT, nonce, body)):
-                raise Drop("bad HMAC")
-            reader = Reader(body)
-            got_seq, op = reader.u64(), reader.u8()
-            if got_seq != seq:
-                raise Drop(f"sequence number {got_seq}, expected {seq} "
-                           f"(a replayed or reordered message)")
-            seq += 1
-            if op not in OP_NAMES:
-                raise Drop(f"unknown op {op}")
-            if session is None and op not in self.opening_ops:
-                raise Drop(f"{OP_NAMES[op]} before JOIN")
-            try:
-                status, fields, session = self._handle(op, reader, session,
-                                                       peer)
-            except Malformed as e:
-                raise Drop(f"malformed {OP_NAMES[op]}: {e}") from None
-            if session is not None:
+            response, last = session.handle(frame)
+            if session.member is not None:
                 deadline = None
-            reply = struct.pack(">QBB", got_seq, op | RESPONSE_BIT,
-                                status) + fields
-            tag = frame_tag(self.secret, SERVER, nonce, reply)
             conn.settimeout(None)
-            conn.sendall(struct.pack(">I", TAG_BYTES + len(reply)) + tag +
-                         reply)
-            if status == STATUS_ERROR:
+            conn.sendall(response)
+            if last:
                 return
 
     def handlers(self):
@@ -258,21 +349,19 @@ class Rendezvous:
             member.store.put(member.rank, key, value)
         return STATUS_OK, b"", member
 
-    @staticmethod
-    def _get(reader, member, peer):
+    def _get(self, reader, member, peer):
         owner = reader.u32()
         key = reader.str(MAX_KEY_BYTES)
-        timeout = reader.u32() / 1000.0
+        timeout = min(reader.u32() / 1000.0, self.max_wait_s)
         reader.end()
         with member.store.changed:
             status, fields = member.store.get(owner, key, timeout)
         return status, fields, member
 
-    @staticmethod
-    def _allgather(reader, member, peer):
+    def _allgather(self, reader, member, peer):
         key = reader.str(MAX_KEY_BYTES)
         value = reader.blob(MAX_VALUE_BYTES)
-        timeout = reader.u32() / 1000.0
+        timeout = min(reader.u32() / 1000.0, self.max_wait_s)
         reader.end()
         with member.store.changed:
             status, fields = member.store.allgather(member.rank, key, value,

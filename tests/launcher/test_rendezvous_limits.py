@@ -1,0 +1,115 @@
+"""The rendezvous service's limits, in process: frames before a JOIN are
+no longer than a JOIN, connections without a JOIN have a budget of their
+own (the oldest is closed past it), a GET waits no longer than the cap, and
+lines about strangers are rate-limited."""
+
+import io
+import os
+import socket
+import struct
+import sys
+import time
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "python"))
+
+from horovod.runner import log, protocol  # noqa: E402
+from horovod.runner.rendezvous import (  # noqa: E402
+    Drop, Rendezvous, Session, StrangerLog)
+
+import launcher_testlib as lib  # noqa: E402
+
+SECRET = bytes(32)
+JOIN = struct.pack(">II", 0, 2) + lib.pack_str("job") + lib.pack_str("h")
+
+
+def body(seq, op, fields):
+    return struct.pack(">QB", seq, op) + fields
+
+
+def signed(nonce, data):
+    return protocol.frame_tag(SECRET, protocol.CLIENT, nonce, data) + data
+
+
+class Limits(unittest.TestCase):
+    def setUp(self):
+        self.service = Rendezvous("127.0.0.1", 2, SECRET, "job")
+
+    def tearDown(self):
+        self.service.listener.close()
+
+    def test_frames_before_a_join_are_no_longer_than_a_join(self):
+        session = Session(self.service, "test", bytes(16))
+        session.check_length(protocol.MAX_JOIN_FRAME)
+        with self.assertRaisesRegex(Drop, r"frame length 2102 outside 41\.\.2101"):
+            session.check_length(protocol.MAX_JOIN_FRAME + 1)
+        with mock.patch.object(log, "log"):
+            response, last = session.handle(signed(session.nonce,
+                                                   body(0, protocol.OP_JOIN,
+                                                        JOIN)))
+        self.assertFalse(last)
+        self.assertEqual(session.rank, 0)
+        session.check_length(protocol.MAX_FRAME)  # a PUT of 1 MiB now fits
+        with self.assertRaisesRegex(Drop, "outside"):
+            session.check_length(protocol.MAX_FRAME + 1)
+
+    def test_a_get_waits_no_longer_than_the_cap(self):
+        self.service.max_wait_s = 0.2
+        session = Session(self.service, "test", bytes(16))
+        session.handle(signed(session.nonce, body(0, protocol.OP_JOIN, JOIN)))
+        get = struct.pack(">I", 1) + lib.pack_str("never") + \
+            struct.pack(">I", 0xffffffff)  # 49 days
+        started = time.monotonic()
+        response, _ = session.handle(signed(session.nonce,
+                                            body(1, protocol.OP_GET, get)))
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertEqual(response[4 + 32 + 9], protocol.STATUS_TIMEOUT)
+
+    def test_silent_connections_beyond_the_budget_close_the_oldest(self):
+        self.service.start()
+        address = (self.service.address, self.service.port)
+        with mock.patch.object(sys, "stderr", io.StringIO()):
+            oldest = socket.create_connection(address, timeout=10)
+            self.assertEqual(lib.recv_exact(oldest, 4), protocol.MAGIC)
+            others = [socket.create_connection(address, timeout=10)
+                      for _ in range(protocol.MAX_UNJOINED)]
+            # The service closed the oldest: greeting, then end of stream.
+            oldest.settimeout(5)  # long before the 10 s JOIN window
+            rest = b""
+            while True:
+                chunk = oldest.recv(64)
+                if not chunk:
+                    break
+                rest += chunk
+            self.assertEqual(len(rest), 16)
+            # A rank still joins: the strangers hold no place of its.
+            client = socket.create_connection(address, timeout=10)
+            nonce = lib.recv_exact(client, 20)[4:]
+            client.sendall(struct.pack(">I", 32 + 9 + len(JOIN)) +
+                           signed(nonce, body(0, protocol.OP_JOIN, JOIN)))
+            n = struct.unpack(">I", lib.recv_exact(client, 4))[0]
+            reply = lib.recv_exact(client, n)
+            self.assertEqual(reply[32 + 9], protocol.STATUS_OK)
+            for s in others + [oldest, client]:
+                s.close()
+        with self.service.changed:
+            self.assertLessEqual(len(self.service.unjoined),
+                                 protocol.MAX_UNJOINED)
+
+    def test_lines_about_strangers_are_rate_limited(self):
+        lines = []
+        with mock.patch("horovod.runner.rendezvous.log", lines.append):
+            stranger_log = StrangerLog(per_window=3, window_s=0.2)
+            for i in range(50):
+                stranger_log(f"line {i}")
+            time.sleep(0.25)
+            stranger_log("after")
+        self.assertEqual(lines, ["line 0", "line 1", "line 2",
+                                 "rendezvous: 47 more lines about connections "
+                                 "that never joined in the last 0 s", "after"])
+
+
+if __name__ == "__main__":
+    unittest.main()
