@@ -28,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The frame: a tag, then the body; signed, the tag is computed over the
   // fuzzer's body so the frame passes as the service's own.
-  std::vector<uint8_t> frame(kTagBytes, 0);
-  frame.insert(frame.end(), data, data + size);
+  std::vector<uint8_t> frame(kTagBytes + size, 0);
+  if (size > 0) std::copy(data, data + size, frame.begin() + kTagBytes);
   if (sign) {
     std::vector<uint8_t> body(frame.begin() + kTagBytes, frame.end());
     auto tag = frame_tag(secret, kFromServer, nonce, body);
