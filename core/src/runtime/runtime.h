@@ -204,6 +204,10 @@ class Runtime {
   ProcessSet* find_set(int32_t id) const;
   void complete(PendingOp* op, hvd_status status, const std::string& message);
   void fail_everything(hvd_status status, const std::string& message);
+  bool has_ops_in_flight() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !in_flight_.empty();
+  }
   void note_failure(const PeerFailure& failure);
   void wake();
   void drain_wake_fd();
