@@ -8,7 +8,8 @@
 // step) allreduced together, a metric allreduced inside process set 1 (the
 // lower half of the ranks), the loss allgathered and the parameters
 // broadcast from rank 0. Those are the step's ops, numbered 0, 1, ...
-// (op_count()). Rank VICTIM, when it reaches op OP of step STEP (before
+// (op_count()); after the last step every rank allreduces "job.done".
+// Rank VICTIM, when it reaches op OP of step STEP (before
 // enqueuing it), does FAULT:
 //   kill      SIGKILL, from inside the data path of the op (the transport's
 //             fault hook fires at its next data post)
@@ -216,6 +217,16 @@ int main(int argc, char** argv) {
 
   Trainer trainer(rank, size, fault);
   for (int k = 0; k < steps; ++k) trainer.step(k);
+  // As a script's last metric: no rank leaves while another still works
+  // (a rank outside process set 1 would otherwise finish while its
+  // members disagree, and its shutdown would be the others' error).
+  Buffer done(HVD_INT32, {1});
+  hvd_handle* h = nullptr;
+  hvd_op last = make_op(HVD_COLL_ALLREDUCE, "job.done", &done.desc, 1);
+  hvd_status s = hvd_enqueue(&last, &h);
+  if (s != HVD_OK) fail_job(rank, s, hvd_last_error());
+  if ((s = hvd_wait(h, -1)) != HVD_OK) fail_job(rank, s, hvd_handle_message(h));
+  hvd_release(h);
   std::printf("fault-job: rank %d finished\n", rank);
   std::fflush(stdout);
   hvd_shutdown();

@@ -314,6 +314,8 @@ class Runtime {
   std::chrono::steady_clock::time_point last_cycle_;  // its start
   bool shutdown_seen_ = false;
   int32_t shutdown_rank_ = -1;
+  // Another rank's shutdown refused an op here, and the log said so.
+  bool early_shutdown_logged_ = false;  // mutex_
 };
 
 }  // namespace hvd::runtime

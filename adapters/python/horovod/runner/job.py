@@ -146,6 +146,11 @@ class Job:
                               m.group(2).decode(errors="replace").strip())
 
     def _name_fault(self):
+        # What the ended ranks wrote last may still be in their pipes.
+        for r in self.ranks:
+            if not r.running():
+                for t in r.pumps:
+                    t.join(timeout=1.0)
         if self.fault is None:
             return
         rank, what = self.fault
