@@ -3,6 +3,7 @@
 #include "comm.h"
 #include "horovod_plugin/boundary.h"
 #include "horovod_plugin/enums.h"
+#include "horovod_plugin/fault_hook.h"
 #include "transport.h"
 
 namespace hvd_shm {
@@ -20,8 +21,11 @@ template <typename Post>
 hvd_status post(hvd_coll_comm* comm, hvd_request** req, Post&& body) {
   return guarded([&] {
     if (req == nullptr) fail(HVD_ERR_INVALID_ARGUMENT, "shm: req is NULL");
+    Comm& c = *as_comm(comm);
+    if (hvd_plugin::fault::fault_point(c.transport()))
+      return static_cast<hvd_status>(HVD_AGAIN);
     Request* r = nullptr;
-    hvd_status s = body(*as_comm(comm), &r);
+    hvd_status s = body(c, &r);
     if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
     return s;
   });

@@ -60,6 +60,11 @@ class Connection {
   // Every pending request completes with `status` and `peer`; later calls
   // fail the same way.
   void fail(hvd_status status, int32_t peer, const std::string& why);
+#ifdef HOROVOD_FAULT_HOOKS
+  // Test only: shuts its sockets down and unmaps its rings (private memory takes
+  // their place, so this side carries on alone).
+  void sever();
+#endif
   // Pending requests complete with HVD_ERR_SHUT_DOWN (conn_close).
   void shut_down();
 

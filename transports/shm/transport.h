@@ -72,6 +72,11 @@ class Transport {
   // Any thread. The first reason wins; applied by the core's thread at its
   // next call.
   void abort(hvd_status reason, int32_t peer);
+#ifdef HOROVOD_FAULT_HOOKS
+  // Test only (fault_hook.h): cuts every data connection from inside and
+  // fails what is pending naming this rank.
+  void sever();
+#endif
   // Applies a pending abort; returns its reason, or HVD_OK when none.
   hvd_status aborted();
 

@@ -48,6 +48,10 @@ class Connection {
   // epoll reported `events` on stream `index`.
   void on_event(uint32_t index, uint32_t events);
   void fail(hvd_status status, int32_t peer, const std::string& why);
+#ifdef HOROVOD_FAULT_HOOKS
+  // Test only: shuts its sockets down.
+  void sever();
+#endif
   void shut_down();
 
  private:

@@ -56,6 +56,11 @@ class Transport {
   hvd_status wait_arm();
 
   void abort(hvd_status reason, int32_t peer);  // any thread
+#ifdef HOROVOD_FAULT_HOOKS
+  // Test only (fault_hook.h): cuts every data connection from inside and
+  // fails what is pending naming this rank.
+  void sever();
+#endif
   hvd_status aborted();  // applies a pending abort; its reason or HVD_OK
 
   // Where connections to `family` addresses come from: the configured

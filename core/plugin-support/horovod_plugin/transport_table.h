@@ -33,6 +33,7 @@
 #include "horovod/transport.h"
 #include "horovod_plugin/boundary.h"
 #include "horovod_plugin/extension_chain.h"
+#include "horovod_plugin/fault_hook.h"
 #include "horovod_plugin/host_check.h"
 
 namespace hvd_plugin {
@@ -60,13 +61,17 @@ class TransportTable {
 
   // The shape of a data call on a connection: checks `c` and `req`, runs
   // `post(Connection*, Request**)` and hands its request out when it
-  // returns HVD_OK. Guarded: safe to return across the C ABI.
+  // returns HVD_OK. Guarded: safe to return across the C ABI. A fault
+  // armed by a test (fault_hook.h) strikes here.
   template <typename Post>
   static hvd_status post_request(hvd_conn* c, hvd_request** req, Post&& post) {
     return guarded([&] {
       require(req, "request");
+      Connection* conn = as_conn(c);
+      if (fault::fault_point(Impl::transport_of(conn)))
+        return static_cast<hvd_status>(HVD_AGAIN);
       Request* r = nullptr;
-      hvd_status s = post(as_conn(c), &r);
+      hvd_status s = post(conn, &r);
       if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
       return s;
     });

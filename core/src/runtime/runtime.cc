@@ -301,7 +301,16 @@ hvd_handle_s* Runtime::enqueue(const hvd_op& op,
   hvd_handle_s* handle = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopped_) throw Error(stop_status_, stop_message_);
+    if (stopped_) {
+      if (stop_status_ == HVD_ERR_SHUT_DOWN && shutdown_rank_ != rank_ &&
+          !early_shutdown_logged_) {
+        early_shutdown_logged_ = true;
+        HVD_LOG(ERROR) << "rank " << shutdown_rank_
+                       << " shut down (hvd_shutdown) while rank " << rank_
+                       << " still submits ops";
+      }
+      throw Error(stop_status_, stop_message_);
+    }
     ProcessSet* set = find_set(op.process_set);
     if (!set) {
       throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_enqueue: process set " +

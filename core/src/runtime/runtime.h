@@ -223,6 +223,10 @@ class Runtime {
   void complete(PendingOp* op, hvd_status status, const std::string& message);
   void fail_everything(const Held& progress, hvd_status status,
                        const std::string& message);
+  bool has_ops_in_flight() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !in_flight_.empty();
+  }
   void note_failure(const PeerFailure& failure);
   void wake();
   void drain_wake_fd();
@@ -335,6 +339,8 @@ class Runtime {
   std::chrono::steady_clock::time_point last_cycle_;  // its start
   bool shutdown_seen_ = false;
   int32_t shutdown_rank_ = -1;
+  // Another rank's shutdown refused an op here, and the log said so.
+  bool early_shutdown_logged_ = false;  // mutex_
 };
 
 }  // namespace hvd::runtime

@@ -311,6 +311,11 @@ void Runtime::loop() {
         std::string who = shutdown_rank_ == rank_
                               ? "this rank"
                               : "rank " + std::to_string(shutdown_rank_);
+        if (shutdown_rank_ != rank_ && has_ops_in_flight()) {
+          // Another rank left early: the ops it leaves behind fail here.
+          HVD_LOG(ERROR) << who << " shut down (hvd_shutdown) while rank "
+                         << rank_ << " still had ops in flight";
+        }
         fail_everything(progress, HVD_ERR_SHUT_DOWN,
                         "horovod was shut down (hvd_shutdown on " + who + ")");
         break;

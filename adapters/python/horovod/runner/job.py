@@ -5,6 +5,7 @@ horovodrun is signalled (the signal is forwarded)."""
 
 import os
 import queue
+import re
 import secrets
 import signal
 import threading
@@ -28,6 +29,11 @@ KILL_GRACE_S = 3.0
 # themselves (the control plane tells them at once) before the teardown.
 FAILURE_GRACE_S = 1.5
 DEFAULT_START_TIMEOUT_S = 30.0
+# The runtime's words for a rank at fault (core/src/control/failures.cc,
+# core/src/runtime/runtime_progress.cc).
+FAULT_LINE = re.compile(
+    rb"\] rank (\d+) (?:\(host [^)]*\) )?((?:failed|shut down \(hvd_shutdown\))"
+    rb".*)")
 
 
 def new_job_id():
@@ -44,6 +50,7 @@ class Job:
         self.ranks = []  # RankProcess
         self.log_dir, self.own_log_dir = flight_summary.job_log_dir(
             self.job_id)
+        self.fault = None  # (rank, what), the first the ranks reported
 
     def run(self):
         """Runs the job to its end; returns horovodrun's exit status."""
@@ -102,7 +109,7 @@ class Job:
                            self.job_id, self.args)
             env["HOROVOD_LOG_DIR"] = self.log_dir
             r.start(self.args.command, env, self.launcher,
-                    self._output_folder(r.rank))
+                    self._output_folder(r.rank), self._watch_for_fault)
             threading.Thread(target=lambda r=r: exits.put((r, r.proc.wait())),
                              daemon=True).start()
         start_timeout = self._start_timeout()
@@ -130,8 +137,32 @@ class Job:
                 log(f"rank {r.rank} on host {r.host} "
                     f"{describe_status(status)}; terminating the other ranks")
                 self._teardown(signal.SIGTERM, after=FAILURE_GRACE_S)
+                self._name_fault()
                 return status if status > 0 else 128 - status
         return 0
+
+    def _watch_for_fault(self, rank, line):
+        """Notes the first rank the ranks' runtime names at fault: one
+        that failed (died, fell silent, lost its connections) or shut
+        down while others still needed it."""
+        if self.fault is None:
+            m = FAULT_LINE.search(line)
+            if m:
+                self.fault = (int(m.group(1)),
+                              m.group(2).decode(errors="replace").strip())
+
+    def _name_fault(self):
+        # What the ended ranks wrote last may still be in their pipes.
+        for r in self.ranks:
+            if not r.running():
+                for t in r.pumps:
+                    t.join(timeout=1.0)
+        if self.fault is None:
+            return
+        rank, what = self.fault
+        if 0 <= rank < len(self.ranks):
+            log(f"the ranks report rank {rank} on host "
+                f"{self.ranks[rank].host} at fault: {what}")
 
     def _missed_start(self, server, start_timeout):
         """Whether some ranks use the rendezvous but others never came (a

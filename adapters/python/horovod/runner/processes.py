@@ -46,9 +46,13 @@ class RankProcess:
         self.proc = None
         self.pumps = []
         self.files = []
+        self.on_line = None
 
-    def start(self, command, job_env, launcher, output_folder=None):
-        """Runs `command` here, or through `launcher` on a remote host."""
+    def start(self, command, job_env, launcher, output_folder=None,
+              on_line=None):
+        """Runs `command` here, or through `launcher` on a remote host;
+        `on_line(rank, line)` sees every line it writes."""
+        self.on_line = on_line
         local = is_local(self.host)
         secret = None
         if local:
@@ -109,6 +113,8 @@ class RankProcess:
             if copy:
                 copy.write(line)
                 copy.flush()
+            if self.on_line:
+                self.on_line(self.rank, line)
         stream.close()
 
     def running(self):
