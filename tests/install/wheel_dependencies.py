@@ -2,7 +2,8 @@
 entries): the core, the shm and tcp transports, the reducers and the tools
 need nothing beyond glibc, libstdc++/libgcc_s and what the wheel carries;
 horovod.tensorflow's op library also TensorFlow's framework library; the
-optional transports may name their system libraries (reported, not failed).
+optional transports and the CUDA kernels (opened by the core only where
+CUDA is present) may name their system libraries (reported, not failed).
 Usage: wheel_dependencies.py WHEEL"""
 
 import os
@@ -14,8 +15,10 @@ import zipfile
 GLIBC = {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
          "librt.so.1", "libutil.so.1", "ld-linux-x86-64.so.2"}
 CXX_RUNTIME = {"libstdc++.so.6", "libgcc_s.so.1"}
-# Plugins built on a system library the user's machine may lack.
-OPTIONAL = re.compile(r"libhorovod-transport-(mpi|ucx|ofi|gloo|nccl)\.so$")
+# Libraries built on a system library the user's machine may lack: the
+# plugins, and the CUDA kernels the core opens on demand.
+OPTIONAL = re.compile(
+    r"libhorovod-(transport-(mpi|ucx|ofi|gloo|nccl)|cuda-kernels)\.so$")
 FRAMEWORK = {"libhorovod_tensorflow.so": {"libtensorflow_framework.so.2"}}
 
 SHT_DYNAMIC, DT_NULL, DT_NEEDED = 6, 0, 1
