@@ -23,6 +23,12 @@ TEST(ConfigErrors, CharactersTheParserMishandlesAreRefusedWithTheirPlace) {
                            "supported in horovod.toml"));
   // Its neighbours outside the range still load, in a comment.
   EXPECT_NO_THROW(testing::load_text("# \xef\xbf\xbd \xef\xbb\xbf\n"));
+  // Any non-ASCII character outside strings and comments (U+048D here).
+  e = load_error("[[broadcast\xd2\x8dules]]\n");
+  EXPECT_THAT(e, HasSubstr("horovod.toml:1:12: character U+048D is not "
+                           "supported in horovod.toml"));
+  EXPECT_NO_THROW(testing::load_text(
+      "\xef\xbb\xbf[log]\nlevel = \"warning\" # \xd2\x8d \"\xd2\x8d\"\n"));
 }
 
 TEST(ConfigErrors, KeyInTheWrongTableSuggestsItsTable) {

@@ -87,33 +87,71 @@ const PluginValue* find_plugin_value(const PluginTable& table,
 }
 
 // toml++ 3.3 (Debian 12's libtomlplusplus-dev) reaches
-// __builtin_unreachable() when it asks whether a code point from U+FBE6 to
-// U+FEFE is whitespace, which it does for such a character in a table
-// header (found by tests/fuzz; corpus/config/regression-*). Those characters
-// are refused before the text reaches the parser.
+// __builtin_unreachable() when it asks whether some non-ASCII code points
+// are whitespace, which it does for such a character where a key or value
+// should be (found by tests/fuzz; corpus/config/regression-*). TOML allows
+// non-ASCII only inside strings and comments, so any other is refused, with
+// its place, before the text reaches the parser.
 void refuse_what_the_parser_mishandles(const std::string& text,
                                        const std::string& path) {
+  enum class In { kCode, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
+  In in = In::kCode;
   size_t line = 1, column = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
+  auto at = [&](size_t i, const char* s) { return text.compare(i, 3, s) == 0; };
+  // A byte-order mark may open the file; the parser skips it.
+  for (size_t i = at(0, "\xEF\xBB\xBF") ? 3 : 0; i < text.size(); ++i) {
     auto byte = static_cast<unsigned char>(text[i]);
     if ((byte & 0xC0) != 0x80) ++column;  // not a continuation byte
     if (byte == '\n') {
       ++line;
       column = 0;
+      if (in == In::kBasic || in == In::kLiteral) in = In::kCode;
       continue;
     }
-    if (byte != 0xEF || i + 2 >= text.size()) continue;
-    auto b1 = static_cast<unsigned char>(text[i + 1]);
-    auto b2 = static_cast<unsigned char>(text[i + 2]);
-    if ((b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80) continue;
-    uint32_t code = 0xF000u | (b1 & 0x3Fu) << 6 | (b2 & 0x3Fu);
-    if (code < 0xFBE6 || code > 0xFEFE) continue;
-    char name[16];
-    std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(code));
-    throw Error(HVD_ERR_CONFIG, path + ":" + std::to_string(line) + ":" +
-                                    std::to_string(column) + ": character " +
-                                    name +
-                                    " is not supported in horovod.toml");
+    switch (in) {
+      case In::kCode:
+        if (byte == '#') {
+          while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+        } else if (at(i, "\"\"\"")) {
+          in = In::kMultiBasic, i += 2, column += 2;
+        } else if (at(i, "'''")) {
+          in = In::kMultiLiteral, i += 2, column += 2;
+        } else if (byte == '"') {
+          in = In::kBasic;
+        } else if (byte == '\'') {
+          in = In::kLiteral;
+        } else if (byte >= 0x80) {
+          uint32_t code = 0;
+          size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1;
+          code = length == 1 ? byte : byte & (0x7Fu >> length);
+          for (size_t k = 1; k < length && i + k < text.size(); ++k)
+            code = code << 6 | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+          char name[16];
+          std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(code));
+          throw Error(HVD_ERR_CONFIG, path + ":" + std::to_string(line) + ":" +
+                                          std::to_string(column) + ": character " +
+                                          name +
+                                          " is not supported in horovod.toml "
+                                          "outside a string or a comment");
+        }
+        break;
+      case In::kBasic:
+      case In::kMultiBasic:
+        if (byte == '\\') {
+          ++i;
+        } else if (in == In::kBasic && byte == '"') {
+          in = In::kCode;
+        } else if (in == In::kMultiBasic && at(i, "\"\"\"")) {
+          in = In::kCode, i += 2, column += 2;
+        }
+        break;
+      case In::kLiteral:
+        if (byte == '\'') in = In::kCode;
+        break;
+      case In::kMultiLiteral:
+        if (at(i, "'''")) in = In::kCode, i += 2, column += 2;
+        break;
+    }
   }
 }
 
