@@ -6,6 +6,15 @@ import socket
 from horovod.runner.log import Fatal
 
 
+def split_host_slots(item, default_slots):
+    """'host:slots' or 'host' -> (host, slots); ValueError when the count is
+    not a number."""
+    if ":" not in item:
+        return item, default_slots
+    host, _, count = item.rpartition(":")
+    return host, int(count)
+
+
 def parse_hosts(text):
     """'a:4,b:2' (a missing slot count means 1)."""
     hosts = []
@@ -13,10 +22,8 @@ def parse_hosts(text):
         item = item.strip()
         if not item:
             continue
-        name, _, slots = item.rpartition(":") if ":" in item else (item, "",
-                                                                    "1")
         try:
-            count = int(slots)
+            name, count = split_host_slots(item, 1)
         except ValueError:
             raise Fatal(f"-H: bad slot count in '{item}' (expected "
                         f"host:slots)") from None

@@ -3,6 +3,7 @@ fixed set given by -H / --hostfile / -np that can only shrink."""
 
 import subprocess
 
+from horovod.runner.hosts import split_host_slots
 from horovod.runner.log import Fatal
 
 SCRIPT_TIMEOUT_S = 10.0
@@ -19,14 +20,10 @@ def parse_host_slots(text, default_slots, source):
         line = line.strip()
         if not line:
             continue
-        host, slots = line, default_slots
-        if ":" in line:
-            host, _, count = line.rpartition(":")
-            try:
-                slots = int(count)
-            except ValueError:
-                raise DiscoveryFailed(f"{source}: bad line '{line}' "
-                                      f"(expected host:slots)") from None
+        try:
+            host, slots = split_host_slots(line, default_slots)
+        except ValueError:
+            host, slots = "", -1
         if not host or slots < 0:
             raise DiscoveryFailed(f"{source}: bad line '{line}' (expected "
                                   f"host:slots)")
