@@ -76,6 +76,7 @@ hvd_status fake_mr_dereg(hvd_transport* t, hvd_mr* mr) {
 hvd_status fake_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                       hvd_mr* mr, hvd_request** req) {
   hvd_transport_s* t = c->transport;
+  if (t->refuse != HVD_OK) return t->refuse;
   if (t->options.needs_mr && !mr) return HVD_ERR_INVALID_ARGUMENT;
   ++t->isends;
   if (t->options.again_every && t->isends % t->options.again_every == 0) {
@@ -91,6 +92,7 @@ hvd_status fake_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
 
 hvd_status fake_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                       hvd_mr* mr, hvd_request** req) {
+  if (c->transport->refuse != HVD_OK) return c->transport->refuse;
   if (c->transport->options.needs_mr && !mr) return HVD_ERR_INVALID_ARGUMENT;
   auto* r = new hvd_request_s;
   r->conn = c;

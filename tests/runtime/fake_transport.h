@@ -37,6 +37,7 @@ struct hvd_transport_s {
   int isends = 0;
   std::vector<FakeMessage> sent;  // what was sent, in order
   int comm_create_calls = 0;
+  hvd_status refuse = HVD_OK;  // not HVD_OK: every isend and irecv is refused
 };
 
 struct hvd_conn_s {

@@ -162,6 +162,51 @@ TEST(P2pEngine, TruncationFailsAndReportsThePeer) {
   EXPECT_NE(pair.e1.last_error().find("rank 0"), std::string::npos);
 }
 
+// A refused post on rank 0's link to rank 1: its completion's peer, and
+// the rank reported to the failure reporter (-1: none).
+struct Refusal {
+  hvd_completion completion;
+  int reported = -1;
+};
+Refusal refused(Pair& pair, hvd_status refusal) {
+  Refusal out;
+  pair.e0.set_failure_reporter(
+      [&](int32_t peer, const std::string&) { out.reported = peer; });
+  pair.t0->refuse = refusal;
+  const hvd_p2p_api* api = Engine::api();
+  int v = 0;
+  hvd_p2p_request* s;
+  EXPECT_EQ(api->isend(&pair.p0, 1, &v, 4, 0, &s), HVD_OK);
+  out.completion = finish(api, &pair.p0, s);
+  EXPECT_EQ(out.completion.status, refusal);
+  return out;
+}
+
+TEST(P2pEngine, ARefusalAfterThePeerFailedNamesThePeer) {
+  Pair pair(FakeOptions{});
+  Refusal r = refused(pair, HVD_ERR_PEER_FAILED);
+  EXPECT_EQ(r.completion.peer, 1);
+  EXPECT_EQ(r.reported, 1);
+}
+
+// The transport aborted itself (its own links were cut): what it refuses
+// is this rank's doing, and the healthy peer is not reported.
+TEST(P2pEngine, ARefusalOfATransportThatAbortedItselfNamesThisRank) {
+  Pair pair(FakeOptions{});
+  Refusal r = refused(pair, HVD_ERR_ABORTED);
+  EXPECT_EQ(r.completion.peer, 0);
+  EXPECT_EQ(r.reported, -1);
+}
+
+// Aborted by the engine, for a rank: that rank, and nothing reported.
+TEST(P2pEngine, ARefusalAfterTheEngineAbortedNamesTheRankItAbortedFor) {
+  Pair pair(FakeOptions{});
+  pair.e0.abort(HVD_ERR_ABORTED, 1);
+  Refusal r = refused(pair, HVD_ERR_ABORTED);
+  EXPECT_EQ(r.completion.peer, 1);
+  EXPECT_EQ(r.reported, -1);
+}
+
 TEST(P2pEngine, RegistersThroughTheCache) {
   FakeOptions options;
   options.needs_mr = true;

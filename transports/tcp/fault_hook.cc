@@ -18,8 +18,9 @@ void Connection::sever() {
 
 void Transport::sever() {
   // What is pending fails naming this rank before the sockets go, so their
-  // errors are not blamed on a peer.
-  abort(HVD_ERR_PEER_FAILED, hvd_transport_common::world_rank(host_));
+  // errors are not blamed on a peer; HVD_ERR_ABORTED tells the core that
+  // what this transport refuses from now on is its own side's doing.
+  abort(HVD_ERR_ABORTED, hvd_transport_common::world_rank(host_));
   aborted();
   for (Connection* c : connections_) c->sever();
 }

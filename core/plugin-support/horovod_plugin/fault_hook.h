@@ -11,10 +11,11 @@
 // collective) from then on, so where it lands depends on the job's ops and
 // not on timing:
 //   kill  the process raises SIGKILL (dies in the middle of that transfer);
-//   sever the transport cuts its data connections from inside (its sockets
-//         shut down, its shm rings unmapped) and fails everything pending
-//         naming this rank, as a rank whose links went down would; later
-//         posts wait forever (the control plane then fails the rank).
+//   sever the transport aborts itself naming this rank (HVD_ERR_ABORTED:
+//         what is pending fails, what is posted later is refused) and cuts
+//         its data connections from inside (its sockets shut down, its shm
+//         rings unmapped), as a rank whose own links went down. The core
+//         names this rank at fault for both (p2p/engine.cc, at_fault).
 // Without the option none of this is compiled: fault_point() is empty.
 #pragma once
 
@@ -48,30 +49,20 @@ inline Action take_due() {
   return static_cast<Action>(a.action.exchange(kNone));
 }
 
-inline std::atomic<bool>& severed() {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
-
-// At every data post of `transport` (which has sever()). True when the
-// connections are cut: the post must then not reach the transport, whose
-// refusal would blame the connection's peer; it waits (HVD_AGAIN) like a
-// send into a dead link, while what was pending has failed naming this
-// rank.
+// At every data post of `transport` (which has sever()), before the post
+// reaches it.
 template <typename Transport>
-inline bool fault_point(Transport& transport) {
+inline void fault_point(Transport& transport) {
   switch (take_due()) {
     case kKill:
       raise(SIGKILL);
       break;
     case kSever:
-      severed().store(true);
       transport.sever();
       break;
     default:
       break;
   }
-  return severed().load(std::memory_order_relaxed);
 }
 
 // The exported entry; one per plugin (in its plugin.cc).
@@ -84,9 +75,7 @@ inline bool fault_point(Transport& transport) {
   }
 #else
 template <typename Transport>
-inline bool fault_point(Transport&) {
-  return false;
-}
+inline void fault_point(Transport&) {}
 #define HVD_PLUGIN_FAULT_HOOK_ENTRY
 #endif
 

@@ -68,8 +68,7 @@ class TransportTable {
     return guarded([&] {
       require(req, "request");
       Connection* conn = as_conn(c);
-      if (fault::fault_point(Impl::transport_of(conn)))
-        return static_cast<hvd_status>(HVD_AGAIN);
+      fault::fault_point(Impl::transport_of(conn));
       Request* r = nullptr;
       hvd_status s = post(conn, &r);
       if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);

@@ -280,7 +280,7 @@ void Engine::post_chunks(hvd_p2p_request_s* req) {
                        : api.irecv(link.conn, at, chunk, req->tag, req->mr, &r);
     if (s == HVD_AGAIN) return;
     if (s != HVD_OK) {
-      fail(req, s, link.peer,
+      fail(req, s, refused_by(link, s),
            link.transport->error(std::string(req->send ? "isend" : "irecv") +
                                  " of " + std::to_string(chunk) +
                                  " bytes with rank " +
@@ -318,8 +318,7 @@ hvd_status Engine::test(hvd_p2p_request_s* req, int32_t* done,
     }
     hvd_status result = s != HVD_OK ? s : c.status;
     if (result != HVD_OK) {
-      int32_t at_fault = c.peer >= 0 ? c.peer : link.peer;
-      fail(req, result, at_fault,
+      fail(req, result, at_fault(link, c.peer),
            link.transport->error(
                std::string(req->send ? "send to" : "receive from") + " rank " +
                std::to_string(link.peer) + " failed (" + status_name(result) +
@@ -348,6 +347,23 @@ hvd_status Engine::test(hvd_p2p_request_s* req, int32_t* done,
   *done = 1;
   give_back(req);
   return HVD_OK;
+}
+
+int32_t Engine::at_fault(const Link& link, int32_t named) const {
+  if (named >= 0) return named;
+  if (aborted_.load(std::memory_order_acquire)) {
+    int32_t culprit = abort_peer_.load(std::memory_order_relaxed);
+    if (culprit >= 0) return culprit;
+  }
+  return link.peer;
+}
+
+int32_t Engine::refused_by(const Link& link, hvd_status status) const {
+  // Aborted, though not by this engine: the transport aborted itself, and
+  // what it refuses now is its own side's doing, not the peer's.
+  if (status == HVD_ERR_ABORTED && !aborted_.load(std::memory_order_acquire))
+    return world_rank_;
+  return at_fault(link, -1);
 }
 
 void Engine::fail(hvd_p2p_request_s* req, hvd_status status, int32_t peer,
@@ -610,7 +626,8 @@ void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
 }
 
 void Engine::abort(hvd_status reason, int32_t peer) {
-  aborted_ = true;
+  abort_peer_.store(peer, std::memory_order_relaxed);
+  aborted_.store(true, std::memory_order_release);
   native_comms_.abort(reason, peer);
   for (const auto& t : transports_) {
     if (t->api().abort) t->api().abort(t->instance(), reason, peer);

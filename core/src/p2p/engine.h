@@ -13,7 +13,9 @@
 // objects, so nothing is allocated per message once warm. A transport failure
 // is reported once per peer to the failure reporter, which the runtime passes
 // on to ControlPlane::report_failure unless the control plane names the rank at
-// fault first (a broken connection may only be a survivor closing its own).
+// fault first (a broken connection may only be a survivor closing its own). A
+// transfer refused or ended because this rank's own side went down (its
+// transport aborted itself) names this rank, never the healthy peer.
 //
 // Everything here runs on the background thread except abort().
 #pragma once
@@ -190,6 +192,14 @@ class Engine {
   hvd_status post(hvd_p2p_s* p, bool send, int32_t peer, void* buf,
                   size_t bytes, uint32_t step, hvd_p2p_request_s** out);
   void post_chunks(hvd_p2p_request_s* req);
+  // The rank at fault for a failed transfer on `link`: the one `named` by
+  // the transport's completion (-1: none); else, once this engine was
+  // aborted naming a rank, that rank; else the peer.
+  int32_t at_fault(const Link& link, int32_t named) const;
+  // The same for a post the transport refused with `status`, except that
+  // HVD_ERR_ABORTED from a transport this engine did not abort (it aborted
+  // itself: this rank's own links are down) names this rank.
+  int32_t refused_by(const Link& link, hvd_status status) const;
   void fail(hvd_p2p_request_s* req, hvd_status status, int32_t peer,
             const std::string& message);
   hvd_p2p_request_s* take_request();
@@ -217,6 +227,7 @@ class Engine {
   std::function<void(int32_t, const std::string&)> reporter_;
   std::vector<bool> reported_;
   std::atomic<bool> aborted_{false};
+  std::atomic<int32_t> abort_peer_{-1};  // the rank abort() named
   std::string last_error_;
   std::chrono::nanoseconds spin_{std::chrono::microseconds(50)};
   bool oversubscribed_ = false;
