@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 
 #include "control/net.h"
@@ -196,33 +197,72 @@ std::vector<uint8_t> header(uint32_t length, FrameType type) {
   return out;
 }
 
-TEST(Limits, AHandshakeFrameOverTheLimitIsRefusedBeforeItsBytesArrive) {
-  FrameReader reader(kMaxHandshakePayload);
-  feed(reader, header(kMaxHandshakePayload + 1, FrameType::hello));
+// Whether a reader holding no complete frame refuses the one in progress.
+bool refuses(FrameReader& reader) {
   FrameType type;
   const uint8_t* payload;
   uint32_t size;
   bool bad = false;
   EXPECT_FALSE(reader.next(&type, &payload, &size, &bad));
-  EXPECT_TRUE(bad);
+  return bad;
+}
+
+TEST(Limits, AHandshakeFrameOverTheLimitIsRefusedBeforeItsBytesArrive) {
+  FrameReader reader(kMaxHandshakePayload);
+  feed(reader, header(kMaxHandshakePayload + 1, FrameType::hello));
+  EXPECT_TRUE(refuses(reader));
   EXPECT_EQ(reader.why_bad(), "a frame of 65537 bytes, over the limit of 65536");
 
   // A link's reader takes the same header and waits for the payload.
   FrameReader link;
   feed(link, header(kMaxHandshakePayload + 1, FrameType::gather));
-  EXPECT_FALSE(link.next(&type, &payload, &size, &bad));
-  EXPECT_FALSE(bad);
+  EXPECT_FALSE(refuses(link));
 }
 
 TEST(Limits, ALinkFrameOverOneGibibyteIsRefused) {
   FrameReader reader;
   feed(reader, header(kMaxFramePayload + 1, FrameType::broadcast));
+  EXPECT_TRUE(refuses(reader));
+}
+
+// A peer that declares the largest frame and trickles its bytes: the
+// reader's room grows with what arrived, not to the gibibyte declared.
+TEST(Limits, AHeaderAloneDoesNotMakeTheReaderAllocateTheFrame) {
+  FrameReader reader;
+  feed(reader, header(kMaxFramePayload, FrameType::gather));
+  const std::vector<uint8_t> chunk(16 * 1024, 7);
+  size_t arrived = kFrameHeaderSize;
+  for (int i = 0; i < 64; ++i) {
+    feed(reader, chunk);
+    arrived += chunk.size();
+  }
+  EXPECT_FALSE(refuses(reader));
+  EXPECT_LE(reader.capacity(), 2 * arrived + 64 * 1024);
+}
+
+TEST(Limits, AFrameLargerThanTheBufferArrivesWhole) {
+  FrameReader reader;
+  std::vector<uint8_t> payload(3 * 1024 * 1024 + 5);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 31);
+  std::vector<uint8_t> wire = header(uint32_t(payload.size()), FrameType::gather);
+  wire.insert(wire.end(), payload.begin(), payload.end());
   FrameType type;
-  const uint8_t* payload;
-  uint32_t size;
+  const uint8_t* got = nullptr;
+  uint32_t size = 0;
   bool bad = false;
-  EXPECT_FALSE(reader.next(&type, &payload, &size, &bad));
-  EXPECT_TRUE(bad);
+  for (size_t at = 0; at < wire.size();) {
+    EXPECT_FALSE(reader.next(&type, &got, &size, &bad));
+    size_t room = 0;
+    uint8_t* to = reader.space(&room);
+    size_t n = std::min({room, wire.size() - at, size_t{40000}});
+    std::copy_n(wire.begin() + ptrdiff_t(at), n, to);
+    reader.commit(n);
+    at += n;
+  }
+  ASSERT_TRUE(reader.next(&type, &got, &size, &bad));
+  EXPECT_EQ(type, FrameType::gather);
+  ASSERT_EQ(size, payload.size());
+  EXPECT_TRUE(std::equal(payload.begin(), payload.end(), got));
 }
 
 std::vector<uint8_t> bundle_of(

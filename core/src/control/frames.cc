@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -241,12 +242,15 @@ uint8_t* FrameReader::space(size_t* room) {
     begin_ = end_ = 0;
   } else if (buffer_.size() - end_ < kReadChunk / 4) {
     // Make room: move the unparsed tail to the front, and grow when a frame
-    // in progress is larger than the buffer.
-    size_t need = end_ - begin_;
-    if (need >= kFrameHeaderSize) {
+    // in progress is larger than the buffer: to the frame, though never past
+    // twice what has arrived of it, so a header alone cannot make the reader
+    // allocate what the peer never sends.
+    const size_t have = end_ - begin_;
+    size_t need = have;
+    if (have >= kFrameHeaderSize) {
       size_t frame = kFrameHeaderSize + get_u32(buffer_.data() + begin_);
-      if (frame <= kFrameHeaderSize + max_payload_ && frame > need)
-        need = frame;
+      if (frame <= kFrameHeaderSize + max_payload_ && frame > have)
+        need = std::min(frame, 2 * have);
     }
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;

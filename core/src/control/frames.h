@@ -1,7 +1,8 @@
 // The control plane's wire format. Every message is a frame: an 8-byte
 // header (payload length, type; little-endian u32 each) and the payload.
 // FrameReader turns what a non-blocking socket delivers into frames without
-// allocating once warm; FrameWriter sends a frame at once when the socket
+// allocating once warm (and grows with what arrives, not with what a header
+// declares); FrameWriter sends a frame at once when the socket
 // takes it and keeps only what it did not.
 #pragma once
 
@@ -148,6 +149,9 @@ class FrameReader {
   std::string why_bad() const;
   // Lifts or lowers the limit on a frame's payload (after a handshake).
   void set_max_payload(uint32_t max_payload) { max_payload_ = max_payload; }
+  // Bytes of room allocated: at most about twice what arrived of the frame
+  // in progress, whatever its header declares.
+  size_t capacity() const { return buffer_.size(); }
 
  private:
   std::vector<uint8_t> buffer_;
