@@ -98,6 +98,64 @@ class Limits(unittest.TestCase):
             self.assertLessEqual(len(self.service.unjoined),
                                  protocol.MAX_UNJOINED)
 
+    def joined(self, rank):
+        session = Session(self.service, f"peer{rank}", bytes(16))
+        join = struct.pack(">II", rank, 2) + lib.pack_str("job") + \
+            lib.pack_str("h")
+        session.handle(signed(session.nonce, body(0, protocol.OP_JOIN, join)))
+        return session
+
+    def request(self, session, op, fields):
+        """(status, text of an ERROR) of one request."""
+        response, _ = session.handle(signed(session.nonce,
+                                            body(session.seq, op, fields)))
+        status = response[4 + 32 + 9]
+        text = response[4 + 32 + 10 + 2:].decode() if status else ""
+        return status, text
+
+    def put(self, session, key, value):
+        return self.request(session, protocol.OP_PUT,
+                            lib.pack_str(key) + struct.pack(">I", len(value))
+                            + value)
+
+    def test_a_rank_holds_a_bounded_number_of_keys(self):
+        session, other = self.joined(0), self.joined(1)
+        for i in range(protocol.MAX_KEYS_PER_RANK):
+            self.assertEqual(self.put(session, f"k{i}", b"v"),
+                             (protocol.STATUS_OK, ""))
+        # Replacing a value adds no key; a new key is one too many, for this
+        # rank only.
+        self.assertEqual(self.put(session, "k0", b"w")[0], protocol.STATUS_OK)
+        with mock.patch("horovod.runner.rendezvous.log") as logged:
+            status, text = self.put(session, "one more", b"v")
+        self.assertEqual(status, protocol.STATUS_ERROR)
+        self.assertIn("PUT of key 'one more' refused: rank 0 would hold "
+                      f"{protocol.MAX_KEYS_PER_RANK + 1} keys", text)
+        self.assertIn(text, logged.call_args[0][0])
+        self.assertEqual(self.put(other, "one more", b"v")[0],
+                         protocol.STATUS_OK)
+
+    def test_a_rank_holds_a_bounded_number_of_bytes(self):
+        session = self.joined(0)
+        value = bytes(protocol.MAX_VALUE_BYTES)
+        held = 0
+        for i in range(protocol.MAX_BYTES_PER_RANK // (len(value) + 8)):
+            self.assertEqual(self.put(session, f"big{i}", value)[0],
+                             protocol.STATUS_OK)
+            held += len(value) + len(f"big{i}")
+        with mock.patch("horovod.runner.rendezvous.log"):
+            allgather = lib.pack_str("gather") + \
+                struct.pack(">I", len(value)) + value + struct.pack(">I", 0)
+            status, text = self.request(session, protocol.OP_ALLGATHER,
+                                        allgather)
+        self.assertEqual(status, protocol.STATUS_ERROR)
+        self.assertIn("ALLGATHER of key 'gather' refused: rank 0 would hold",
+                      text)
+        self.assertIn(f"{held + len(value) + len('gather')} bytes", text)
+        # Nothing of the refused value was kept.
+        with self.service.changed:
+            self.assertNotIn((0, "gather"), self.service.world.values)
+
     def test_lines_about_strangers_are_rate_limited(self):
         lines = []
         with mock.patch("horovod.runner.rendezvous.log", lines.append):

@@ -13,6 +13,10 @@ MAX_KEY_BYTES = 1024
 MAX_VALUE_BYTES = 1 << 20
 MIN_FRAME = TAG_BYTES + 9
 MAX_FRAME = MAX_VALUE_BYTES + 2048
+# What one rank may hold in a store: distinct keys, and bytes of its keys
+# and values together. A PUT or ALLGATHER past either is refused (ERROR).
+MAX_KEYS_PER_RANK = 16384
+MAX_BYTES_PER_RANK = 16 << 20
 # Before its JOIN a connection may send only a JOIN: seq, op, rank, size and
 # two strings of at most MAX_KEY_BYTES.
 MAX_JOIN_FRAME = TAG_BYTES + 9 + 8 + 2 * (2 + MAX_KEY_BYTES)

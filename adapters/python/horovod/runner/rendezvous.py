@@ -13,8 +13,9 @@ import time
 
 from horovod.runner.log import Fatal, log, vlog
 from horovod.runner.protocol import (
-    CLIENT, JOIN_WINDOW_S, MAGIC, MAX_FRAME, MAX_JOIN_FRAME, MAX_KEY_BYTES,
-    MAX_UNJOINED, MAX_VALUE_BYTES, MAX_WAIT_S, MIN_FRAME, NONCE_BYTES,
+    CLIENT, JOIN_WINDOW_S, MAGIC, MAX_BYTES_PER_RANK, MAX_FRAME,
+    MAX_JOIN_FRAME, MAX_KEY_BYTES, MAX_KEYS_PER_RANK, MAX_UNJOINED,
+    MAX_VALUE_BYTES, MAX_WAIT_S, MIN_FRAME, NONCE_BYTES,
     OP_ALLGATHER, OP_GET, OP_JOIN, OP_NAMES, OP_PUT, RESPONSE_BIT, SERVER,
     STATUS_ERROR, STATUS_OK, STATUS_TIMEOUT, TAG_BYTES, Malformed, Reader,
     frame_tag, pack_blob, pack_str)
@@ -22,6 +23,10 @@ from horovod.runner.protocol import (
 
 class Drop(Exception):
     """A frame the service refuses: logged, and the connection closed."""
+
+
+class OverBudget(Exception):
+    """A PUT or ALLGATHER past what one rank may hold in a store."""
 
 
 class StrangerLog:
@@ -53,12 +58,16 @@ class StrangerLog:
 class Store:
     """The key-value store of one world of `size` ranks: the job's, or one
     round's of an elastic job. Its methods run under `changed`, the
-    service's condition; a closed store answers its waiters with ERROR."""
+    service's condition; a closed store answers its waiters with ERROR.
+    A rank holds at most `max_keys` keys and `max_bytes` bytes of keys and
+    values (protocol.MAX_KEYS_PER_RANK, MAX_BYTES_PER_RANK)."""
 
     def __init__(self, size, changed):
         self.size, self.changed = size, changed
         self.values = {}  # (rank, key) -> bytes
         self.holders = {}  # key -> how many ranks have put it
+        self.held = {}  # rank -> (keys, bytes of its keys and values)
+        self.max_keys, self.max_bytes = MAX_KEYS_PER_RANK, MAX_BYTES_PER_RANK
         self.closed = None  # why, once closed
 
     def close(self, reason):
@@ -66,7 +75,20 @@ class Store:
         self.changed.notify_all()
 
     def put(self, rank, key, value):
-        if (rank, key) not in self.values:
+        """Stores the value; OverBudget when the rank would hold more than
+        its budget (a value replaced is measured against it too)."""
+        old = self.values.get((rank, key))
+        keys, size = self.held.get(rank, (0, 0))
+        if old is None:
+            keys, size = keys + 1, size + len(key.encode("utf-8"))
+        size += len(value) - (len(old) if old is not None else 0)
+        if keys > self.max_keys or size > self.max_bytes:
+            raise OverBudget(
+                f"rank {rank} would hold {keys} keys and {size} bytes, over "
+                f"the limit of {self.max_keys} keys and {self.max_bytes} "
+                f"bytes per rank")
+        self.held[rank] = (keys, size)
+        if old is None:
             self.holders[key] = self.holders.get(key, 0) + 1
         self.values[(rank, key)] = value
         self.changed.notify_all()
@@ -345,9 +367,19 @@ class Rendezvous:
         key = reader.str(MAX_KEY_BYTES)
         value = reader.blob(MAX_VALUE_BYTES)
         reader.end()
-        with member.store.changed:
-            member.store.put(member.rank, key, value)
+        try:
+            with member.store.changed:
+                member.store.put(member.rank, key, value)
+        except OverBudget as e:
+            return Rendezvous._refused("PUT", key, e, member, peer)
         return STATUS_OK, b"", member
+
+    @staticmethod
+    def _refused(op, key, why, member, peer):
+        """An ERROR answer to a rank's request, logged."""
+        message = f"{op} of key {key!r} refused: {why}"
+        log(f"rendezvous: rank {member.rank} ({peer}): {message}")
+        return STATUS_ERROR, pack_str(message), member
 
     def _get(self, reader, member, peer):
         owner = reader.u32()
@@ -363,7 +395,10 @@ class Rendezvous:
         value = reader.blob(MAX_VALUE_BYTES)
         timeout = min(reader.u32() / 1000.0, self.max_wait_s)
         reader.end()
-        with member.store.changed:
-            status, fields = member.store.allgather(member.rank, key, value,
-                                                    timeout)
+        try:
+            with member.store.changed:
+                status, fields = member.store.allgather(member.rank, key,
+                                                        value, timeout)
+        except OverBudget as e:
+            return self._refused("ALLGATHER", key, e, member, peer)
         return status, fields, member
