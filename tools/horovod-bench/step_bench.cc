@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -12,6 +11,7 @@
 #include "config/config.h"
 #include "horovod/horovod.h"
 #include "measure.h"
+#include "training_step.h"
 
 namespace hvd_bench {
 namespace {
@@ -21,24 +21,16 @@ using Clock = std::chrono::steady_clock;
 
 struct StepPlan {
   std::string description;
-  std::vector<int64_t> elements;  // float32 per tensor, in submission order
-  std::vector<std::string> names;
+  std::vector<hvd_step::TensorSpec> tensors;  // in submission order
 };
 
 StepPlan plan_for(const std::string& step) {
   StepPlan p;
   auto add = [&](int64_t elements, const std::string& name) {
-    p.elements.push_back(elements);
-    p.names.push_back(name);
+    p.tensors.push_back({elements, name});
   };
   if (step == "training") {
-    // 1 KiB .. 4 MiB, geometric; backward produces the last layer first.
-    const int n = 200;
-    for (int k = n - 1; k >= 0; --k) {
-      double bytes = 1024.0 * std::pow(4096.0, k / double(n - 1));
-      add(std::max<int64_t>(1, static_cast<int64_t>(bytes / 4)),
-          "grad." + std::to_string(k));
-    }
+    p.tensors = hvd_step::backward_pass(200, 1 << 10, 4 << 20);
     p.description = "200 tensors, 1 KiB to 4 MiB, in reverse order";
   } else if (step == "names100") {
     for (int k = 0; k < 100; ++k) add(1, "named." + std::to_string(k));
@@ -58,79 +50,42 @@ StepPlan plan_for(const std::string& step) {
 
 class StepRunner {
  public:
-  StepRunner(StepPlan plan, int rank, int size,
+  StepRunner(std::vector<hvd_step::TensorSpec> tensors, int rank, int size,
              std::chrono::milliseconds timeout)
-      : plan_(std::move(plan)), rank_(rank), size_(size), timeout_(timeout) {
-    const size_t n = plan_.elements.size();
-    data_.resize(n);
-    shapes_.resize(n);
-    tensors_.resize(n);
-    ops_.resize(n);
-    handles_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      data_[i].assign(static_cast<size_t>(plan_.elements[i]), 0.0f);
-      shapes_[i] = plan_.elements[i];
-      hvd_tensor& t = tensors_[i];
-      t = hvd_tensor{};
-      t.struct_size = sizeof t;
-      t.data = data_[i].data();
-      t.device = hvd_device{HVD_MEM_HOST, 0};
-      t.ndim = 1;
-      t.dtype = {HVD_DL_FLOAT, 32, 1};
-      t.shape = &shapes_[i];
-      hvd_op& op = ops_[i];
-      op = hvd_op{};
-      op.struct_size = sizeof op;
-      op.collective = HVD_COLL_ALLREDUCE;
-      op.name = plan_.names[i].c_str();
-      op.tensor_count = 1;
-      op.inputs = &tensors_[i];
-      op.op = HVD_OP_SUM;
-    }
-    for (int64_t e : plan_.elements) bytes_ += static_cast<uint64_t>(e) * 4;
-  }
+      : step_(std::move(tensors), HVD_OP_SUM, rank),
+        rank_(rank),
+        size_(size),
+        timeout_(timeout) {}
 
-  uint64_t bytes() const { return bytes_; }
-  size_t tensors() const { return plan_.elements.size(); }
+  uint64_t bytes() const { return step_.bytes(); }
+  size_t tensors() const { return step_.tensors().size(); }
 
   // One step, in place; returns its time on this rank.
   double run() {
     auto start = Clock::now();
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      hvd_status s = hvd_enqueue(&ops_[i], &handles_[i]);
-      if (s != HVD_OK) {
-        throw Error(s, plan_.names[i] + ": hvd_enqueue: " + hvd_last_error());
-      }
-    }
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      hvd_status s = hvd_wait(handles_[i], timeout_.count());
-      std::string message = s == HVD_OK ? "" : hvd_handle_message(handles_[i]);
-      hvd_release(handles_[i]);
-      if (s != HVD_OK) {
-        throw Error(s, "step: " + plan_.names[i] + " on rank " +
-                           std::to_string(rank_) + ": " + message);
-      }
-    }
+    const hvd_step::StepResult r = step_.run(timeout_.count());
+    if (!r.ok()) throw Error(r.status, "step: " + r.message);
     return std::chrono::duration<double>(Clock::now() - start).count();
   }
 
   // Runs a step on values that name the rank and checks the sums.
   void verify() {
-    for (auto& d : data_) {
+    std::vector<std::vector<float>>& data = step_.data();
+    for (auto& d : data) {
       for (size_t j = 0; j < d.size(); ++j)
         d[j] = static_cast<float>(rank_ + 1 + j % 3);
     }
     run();
-    for (size_t i = 0; i < data_.size(); ++i) {
-      for (size_t j = 0; j < data_[i].size(); j += 61) {
+    for (size_t i = 0; i < data.size(); ++i) {
+      for (size_t j = 0; j < data[i].size(); j += 61) {
         float want = static_cast<float>(size_ * (size_ + 1) / 2 +
                                         size_ * static_cast<int>(j % 3));
-        if (data_[i][j] != want) {
+        if (data[i][j] != want) {
           throw Error(HVD_ERR_MISMATCH,
-                      "step: " + plan_.names[i] + " element " +
+                      "step: " + step_.tensors()[i].name + " element " +
                           std::to_string(j) + " on rank " +
                           std::to_string(rank_) + " is " +
-                          std::to_string(data_[i][j]) + ", expected " +
+                          std::to_string(data[i][j]) + ", expected " +
                           std::to_string(want));
         }
       }
@@ -138,15 +93,9 @@ class StepRunner {
   }
 
  private:
-  StepPlan plan_;
+  hvd_step::TrainingStep step_;
   int rank_, size_;
   std::chrono::milliseconds timeout_;
-  std::vector<std::vector<float>> data_;
-  std::vector<int64_t> shapes_;
-  std::vector<hvd_tensor> tensors_;
-  std::vector<hvd_op> ops_;
-  std::vector<hvd_handle*> handles_;
-  uint64_t bytes_ = 0;
 };
 
 bool autotune_settled(const std::string& log) {
@@ -166,8 +115,8 @@ void bench_step(const Options& o, RuntimeLayer& layer,
   const bool autotune = config.get_bool("runtime.autotune");
   const std::string autotune_log = config.get_string("runtime.autotune_log");
   StepPlan plan = plan_for(o.step);
-  const std::string description = plan.description;
-  StepRunner runner(std::move(plan), layer.rank(), layer.size(), o.op_timeout);
+  StepRunner runner(std::move(plan.tensors), layer.rank(), layer.size(),
+                    o.op_timeout);
   runner.verify();
 
   int warmup = 0;
@@ -211,7 +160,7 @@ void bench_step(const Options& o, RuntimeLayer& layer,
         "timeline %s, autotune %s\n"
         "  step time: median %.3f ms (min %.3f) over %d steps of the slowest "
         "rank; %.1f steps/s; %.3f GB/s of tensors\n",
-        o.step.c_str(), description.c_str(), layer.size(),
+        o.step.c_str(), plan.description.c_str(), layer.size(),
         layer.describe().c_str(),
         static_cast<unsigned long long>(
             config.get_bytes("runtime.fusion_threshold")),

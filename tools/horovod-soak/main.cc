@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +21,7 @@
 
 #include "horovod/horovod.h"
 #include "process_usage.h"
+#include "training_step.h"
 
 using hvd_soak::ProcessUsage;
 
@@ -108,89 +108,20 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The step: tensor k holds min * (max/min)^(k/(n-1)) bytes of float32,
-// enqueued from the last to the first, averaged in place.
-class Step {
- public:
-  Step(const Options& o, int rank) {
-    const int n = o.tensors;
-    data_.resize(n);
-    names_.resize(n);
-    shapes_.resize(n);
-    tensors_.resize(n);
-    handles_.resize(n);
-    for (int k = 0; k < n; ++k) {
-      const double ratio = static_cast<double>(o.max_bytes) / o.min_bytes;
-      const double bytes =
-          o.min_bytes * std::pow(ratio, n > 1 ? k / double(n - 1) : 0.0);
-      const int64_t elements = std::max<int64_t>(1, int64_t(bytes / 4));
-      data_[k].assign(static_cast<size_t>(elements), float(rank + 1));
-      total_bytes_ += elements * 4;
-      names_[k] = "grad." + std::to_string(k);
-      shapes_[k] = elements;
-      hvd_tensor& t = tensors_[k];
-      t = hvd_tensor{};
-      t.struct_size = sizeof t;
-      t.data = data_[k].data();
-      t.device = hvd_device{HVD_MEM_HOST, 0};
-      t.ndim = 1;
-      t.dtype = {HVD_DL_FLOAT, 32, 1};
-      t.shape = &shapes_[k];
+// After a step every element holds the ranks' average of rank + 1.
+bool holds_average(hvd_step::TrainingStep& step, int rank, int size) {
+  const float want = (size + 1) / 2.0f;
+  for (size_t k = 0; k < step.data().size(); ++k) {
+    const std::vector<float>& d = step.data()[k];
+    if (d.front() != want || d.back() != want) {
+      std::printf("rank %d: FAIL: %s holds %g, expected %g\n", rank,
+                  step.tensors()[k].name.c_str(), double(d.front()),
+                  double(want));
+      return false;
     }
   }
-
-  // Throws nothing: false after printing what failed.
-  bool run(int rank) {
-    for (int k = static_cast<int>(tensors_.size()) - 1; k >= 0; --k) {
-      hvd_op op{};
-      op.struct_size = sizeof op;
-      op.collective = HVD_COLL_ALLREDUCE;
-      op.op = HVD_OP_AVERAGE;
-      op.name = names_[k].c_str();
-      op.tensor_count = 1;
-      op.inputs = &tensors_[k];
-      if (hvd_enqueue(&op, &handles_[k]) != HVD_OK) {
-        std::printf("rank %d: FAIL: enqueue %s: %s\n", rank, op.name,
-                    hvd_last_error());
-        return false;
-      }
-    }
-    bool ok = true;
-    for (int k = static_cast<int>(tensors_.size()) - 1; k >= 0; --k) {
-      if (hvd_wait(handles_[k], 120000) != HVD_OK) {
-        std::printf("rank %d: FAIL: %s: %s\n", rank, names_[k].c_str(),
-                    hvd_handle_message(handles_[k]));
-        ok = false;
-      }
-      hvd_release(handles_[k]);
-    }
-    return ok;
-  }
-
-  // After the first step every element holds the ranks' average.
-  bool check(int rank, int size) const {
-    const float want = (size + 1) / 2.0f;
-    for (size_t k = 0; k < data_.size(); ++k) {
-      const std::vector<float>& d = data_[k];
-      if (d.front() != want || d.back() != want) {
-        std::printf("rank %d: FAIL: %s holds %g, expected %g\n", rank,
-                    names_[k].c_str(), double(d.front()), double(want));
-        return false;
-      }
-    }
-    return true;
-  }
-
-  int64_t total_bytes() const { return total_bytes_; }
-
- private:
-  std::vector<std::vector<float>> data_;
-  std::vector<std::string> names_;
-  std::vector<int64_t> shapes_;
-  std::vector<hvd_tensor> tensors_;
-  std::vector<hvd_handle*> handles_;
-  int64_t total_bytes_ = 0;
-};
+  return true;
+}
 
 std::string shm_prefix() {
   const char* job = getenv("HOROVOD_JOB_ID");
@@ -208,12 +139,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int rank = hvd_rank(), size = hvd_size();
-  Step step(o, rank);
+  hvd_step::TrainingStep step(
+      hvd_step::backward_pass(o.tensors, o.min_bytes, o.max_bytes),
+      HVD_OP_AVERAGE, rank);
+  for (std::vector<float>& d : step.data()) d.assign(d.size(), float(rank + 1));
   if (rank == 0) {
-    std::printf("horovod-soak: %ld steps on %d ranks, %d tensors (%.1f MiB "
-                "per step), figures after %ld steps of warm-up\n",
-                o.steps, size, o.tensors, step.total_bytes() / 1048576.0,
-                o.warmup);
+    std::printf(
+        "horovod-soak: %ld steps on %d ranks, %d tensors (%.1f MiB "
+        "per step), figures after %ld steps of warm-up\n",
+        o.steps, size, o.tensors, step.bytes() / 1048576.0, o.warmup);
   }
   std::fflush(stdout);
   const std::string prefix = shm_prefix();
@@ -221,11 +155,14 @@ int main(int argc, char** argv) {
   bool ok = true;
   const auto started = std::chrono::steady_clock::now();
   for (long s = 1; s <= o.steps && ok; ++s) {
-    ok = step.run(rank);
+    const hvd_step::StepResult result = step.run(120000);
+    if (!result.ok())
+      std::printf("rank %d: FAIL: %s\n", rank, result.message.c_str());
+    ok = result.ok();
     const bool report = s == o.warmup || s == o.steps ||
                         (o.report_every && s % o.report_every == 0);
     if (!ok || !report) continue;
-    ok = step.check(rank, size);
+    ok = holds_average(step, rank, size);
     const ProcessUsage now = hvd_soak::read_usage(prefix);
     if (s == o.warmup) first = now;
     const double seconds = std::chrono::duration<double>(
@@ -236,23 +173,25 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (s != o.steps) continue;
     const double rss_growth = (now.rss_kib - first.rss_kib) / 1024.0;
-    std::printf("rank %d: growth from step %ld to %ld: rss %+.1f MiB, fds "
-                "%+lld, threads %+lld, /dev/shm %+.1f MiB mapped, %+lld "
-                "files\n",
-                rank, o.warmup, s, rss_growth,
-                static_cast<long long>(now.fds - first.fds),
-                static_cast<long long>(now.threads - first.threads),
-                (now.shm_mapped_kib - first.shm_mapped_kib) / 1024.0,
-                static_cast<long long>(now.shm_files - first.shm_files));
+    std::printf(
+        "rank %d: growth from step %ld to %ld: rss %+.1f MiB, fds "
+        "%+lld, threads %+lld, /dev/shm %+.1f MiB mapped, %+lld "
+        "files\n",
+        rank, o.warmup, s, rss_growth,
+        static_cast<long long>(now.fds - first.fds),
+        static_cast<long long>(now.threads - first.threads),
+        (now.shm_mapped_kib - first.shm_mapped_kib) / 1024.0,
+        static_cast<long long>(now.shm_files - first.shm_files));
     if (o.check) {
       const bool grew = rss_growth > o.rss_margin_mib || now.fds > first.fds ||
                         now.threads > first.threads ||
                         now.shm_mapped_kib > first.shm_mapped_kib ||
                         now.shm_files > first.shm_files;
       if (grew) {
-        std::printf("rank %d: FAIL: grew beyond the margins (rss %.1f MiB, "
-                    "nothing else)\n",
-                    rank, o.rss_margin_mib);
+        std::printf(
+            "rank %d: FAIL: grew beyond the margins (rss %.1f MiB, "
+            "nothing else)\n",
+            rank, o.rss_margin_mib);
         ok = false;
       }
     }

@@ -450,9 +450,10 @@ void Executor::record_posted(const Slot& slot) {
                                                      team.size()));
   }
   static const std::string self = "self";
-  const std::string& via = transport ? transport->name() : self;
+  const uint8_t reducer = flight_->name_id(slot.reducer->name());
+  const uint8_t via = flight_->name_id(transport ? transport->name() : self);
   for (const PendingOp* op : slot.ops) {
-    if (op) flight_->posted(*op, slot.reducer->name(), via);
+    if (op) flight_->posted(*op, reducer, via);
   }
 }
 

@@ -242,12 +242,12 @@ void FlightRecorder::negotiated(const PendingOp& op) {
                  std::memory_order_relaxed);
 }
 
-void FlightRecorder::posted(const PendingOp& op, const std::string& reducer,
-                            const std::string& transport) {
+void FlightRecorder::posted(const PendingOp& op, uint8_t reducer,
+                            uint8_t transport) {
   FlightEntry* e = entry_of(op);
   if (!e) return;
-  e->reducer.store(names_.id(reducer), std::memory_order_relaxed);
-  e->transport.store(names_.id(transport), std::memory_order_relaxed);
+  e->reducer.store(reducer, std::memory_order_relaxed);
+  e->transport.store(transport, std::memory_order_relaxed);
   e->posted_ns.store(now_, std::memory_order_relaxed);
   e->state.store(static_cast<uint8_t>(FlightState::kPosted),
                  std::memory_order_relaxed);

@@ -58,8 +58,10 @@ class FlightRecorder {
   // (copied when the set's ring is made).
   void submitted(PendingOp& op, const std::vector<int32_t>& world_ranks);
   void negotiated(const PendingOp& op);
-  void posted(const PendingOp& op, const std::string& reducer,
-              const std::string& transport);
+  // The number posted() takes for a reducer's or transport's name
+  // (FlightNames::id): looked up once per fused response, not per op.
+  uint8_t name_id(const std::string& name) { return names_.id(name); }
+  void posted(const PendingOp& op, uint8_t reducer, uint8_t transport);
   void done(const PendingOp& op, bool ok, int32_t peer);
   // Every unfinished entry waits on `peer` (a failed rank), where it names
   // none yet.
