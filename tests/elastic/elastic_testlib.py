@@ -79,9 +79,9 @@ class Job(Running):
         self.set_hosts(hosts)
         self.logs = os.path.join(folder, "logs")
         os.makedirs(self.logs)
-        super().__init__(list(prefix) + [horovodrun(), "--host-discovery-script",
-                          f"cat {self.hosts_file}",
-                          "--config", os.path.join(CONFIGS, config)] + args + [
+        super().__init__(list(prefix) + [
+            horovodrun(), "--host-discovery-script", f"cat {self.hosts_file}",
+            "--config", os.path.join(CONFIGS, config)] + args + [
             sys.executable, TRAIN, self.logs, str(epochs), str(BATCH),
             str(step_seconds)])
 
