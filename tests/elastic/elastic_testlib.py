@@ -72,15 +72,16 @@ class Job(Running):
     """horovodrun running elastic_train.py in the background."""
 
     def __init__(self, folder, hosts, args, config="shm.toml",
-                 step_seconds=0.05, epochs=EPOCHS):
+                 step_seconds=0.05, epochs=EPOCHS, prefix=()):
+        """`prefix`: what horovodrun runs under (ip netns exec ...)."""
         self.folder = folder
         self.hosts_file = os.path.join(folder, "hosts.txt")
         self.set_hosts(hosts)
         self.logs = os.path.join(folder, "logs")
         os.makedirs(self.logs)
-        super().__init__([horovodrun(), "--host-discovery-script",
-                          f"cat {self.hosts_file}",
-                          "--config", os.path.join(CONFIGS, config)] + args + [
+        super().__init__(list(prefix) + [
+            horovodrun(), "--host-discovery-script", f"cat {self.hosts_file}",
+            "--config", os.path.join(CONFIGS, config)] + args + [
             sys.executable, TRAIN, self.logs, str(epochs), str(BATCH),
             str(step_seconds)])
 
@@ -110,15 +111,21 @@ class Job(Running):
             time.sleep(0.02)
         return False
 
+    def living_workers(self):
+        """{worker: pid} of the workers running now."""
+        living = {}
+        for name, lines in self.events().items():
+            pid = [int(e[1]) for e in lines if e[0] == "pid"][-1]
+            if os.path.exists(f"/proc/{pid}"):
+                living[name] = pid
+        return living
+
     def kill_one(self, rng, spare=(), sig=signal.SIGKILL):
         """Sends `sig` to a random worker (not on `spare` hosts); returns
         its name."""
-        candidates = []
-        for name, lines in self.events().items():
-            pid = [int(e[1]) for e in lines if e[0] == "pid"][-1]
-            if name.rsplit(".", 1)[0] not in spare and \
-                    os.path.exists(f"/proc/{pid}"):
-                candidates.append((name, pid))
+        candidates = [(name, pid)
+                      for name, pid in self.living_workers().items()
+                      if name.rsplit(".", 1)[0] not in spare]
         if not candidates:
             raise AssertionError("no worker left to kill:\n" +
                                  "".join(self.output))

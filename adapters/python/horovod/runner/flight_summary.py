@@ -157,18 +157,26 @@ def summarise(dumps, size):
     return lines
 
 
-def report(folder, size, since, own_folder):
+def report(folder, size, since, own_folder, what=None):
     """Prints the summary of the dumps written since `since`, if any; a
-    folder of the job's own is removed when it stayed empty."""
+    folder of the job's own is removed when it stayed empty. `what` names
+    the ranks' world in an elastic job."""
     try:
         dumps = load_dumps(folder, since)
         if dumps:
             reasons = sorted({d["reason"].split(":")[0] for d in dumps.values()})
-            log(f"flight recorder: dumps of {ranks_text(dumps)} "
+            of = f" of {what}" if what else ""
+            log(f"flight recorder: dumps of {ranks_text(dumps)}{of} "
                 f"({', '.join(reasons)}) in {folder}:")
             for line in summarise(dumps, size):
                 log(f"  {line}")
-        elif own_folder and os.path.isdir(folder) and not os.listdir(folder):
-            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            remove_if_empty(folder, own_folder)
     except Exception as e:  # a summary must never mask the job's own end
         log(f"flight recorder: could not summarise the dumps in {folder}: {e}")
+
+
+def remove_if_empty(folder, own_folder):
+    """Removes a job's own log folder that nothing was written to."""
+    if own_folder and os.path.isdir(folder) and not os.listdir(folder):
+        shutil.rmtree(folder, ignore_errors=True)

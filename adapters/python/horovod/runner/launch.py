@@ -33,7 +33,7 @@ def run_command_line(argv, tools_dir):
         if args.mpi:
             return run_mpi(args)
         if is_elastic(args):
-            return run_elastic(args)
+            return run_elastic(args, tools_dir)
         return Job(args).run()
     except Fatal as e:
         log(f"error: {e}")

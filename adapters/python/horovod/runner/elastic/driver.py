@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 
+from horovod.runner import flight_summary
 from horovod.runner.cleanup import remove_job_files
 from horovod.runner.elastic.discovery import DiscoveryFailed
 from horovod.runner.elastic.rendezvous import ElasticRendezvous
@@ -84,6 +85,13 @@ class ElasticJob:
         self.failed_since = False  # a worker failed since the last world
         self.survivors = set()  # living members when the world was made
         self.rejoin_by = None  # when survivors must have reached it
+        self.placements = {}  # (host, slot) -> Placement, newest world
+        self.epoch = 0
+        self.world_began = 0.0  # wall clock, as the dumps' file times
+        self.log_dir, self.own_log_dir = flight_summary.job_log_dir(job_id)
+        # (epoch, size, began, report by) of a broken world whose flight
+        # dumps are summarised once its survivors are in the next one.
+        self.broken_world = None
 
     # ---- the job's life ---------------------------------------------------
 
@@ -108,6 +116,8 @@ class ElasticJob:
                 w.process.close()
             remove_job_files(self.job_id, sorted(self.used_hosts),
                              self.launcher)
+            self._report_flight(force=True)
+            flight_summary.remove_if_empty(self.log_dir, self.own_log_dir)
 
     def _supervise(self):
         need_world, waiting_since, wanted = True, None, self.start_np
@@ -126,6 +136,7 @@ class ElasticJob:
             if not self.succeeded:
                 need_world |= self._world_broke(now)
                 self._kill_stragglers(now)
+            self._report_flight()
             if self.succeeded:
                 if not self.workers:
                     return 0
@@ -166,6 +177,20 @@ class ElasticJob:
                 log(f"{worker} did not reach the new world within "
                     f"{REJOIN_S:g} s after a failure; killing it")
                 worker.process.signal_group(signal.SIGKILL)
+
+    def _report_flight(self, force=False):
+        """Summarises the flight dumps of the last broken world once its
+        survivors reached the next one (they dump before they leave), or
+        when they are past due."""
+        if self.broken_world is None:
+            return
+        epoch, size, began, by = self.broken_world
+        waiting = set(self.server.absent_members()) & self.survivors
+        if waiting and not force and time.monotonic() < by:
+            return
+        self.broken_world = None
+        flight_summary.report(self.log_dir, size, began, False,
+                              f"world {epoch}")
 
     def _poll_hosts(self):
         """Polls discovery; whether the usable slots changed."""
@@ -238,7 +263,13 @@ class ElasticJob:
         self.survivors = set(living)
         self.rejoin_by = time.monotonic() + REJOIN_S if failure else None
         self.failed_since = False
+        if failure and self.worlds:
+            self._report_flight(force=True)  # a world broken before
+            self.broken_world = (self.epoch, len(self.placements),
+                                 self.world_began, self.rejoin_by)
         epoch = self.server.publish(placements)
+        self.placements, self.epoch = placements, epoch
+        self.world_began = time.time()
         self.worlds += 1
         log(f"world {epoch}: {len(placements)} ranks on "
             f"{', '.join(f'{h}:{sum(1 for k in placements if k[0] == h)}' for h in dict.fromkeys(k[0] for k in placements))}")
@@ -252,6 +283,7 @@ class ElasticJob:
         self.spawned += 1
         env = rank_env(placement, size, self.server, self.secret, self.job_id,
                        self.args)
+        env["HOROVOD_LOG_DIR"] = self.log_dir
         env.update({"HOROVOD_ELASTIC": "1",
                     "HOROVOD_ELASTIC_SLOT": str(key[1]),
                     "HOROVOD_ELASTIC_TIMEOUT": f"{self.timeout:g}"})
@@ -294,13 +326,20 @@ class ElasticJob:
                 vlog(f"{worker} stopped ({describe_status(status)})")
                 need = True
             elif not self.succeeded:
-                log(f"{worker} (host {worker.key[0]}) "
+                log(f"{self._describe_rank(worker)} "
                     f"{describe_status(status)}")
                 self.failed_since = True
                 self.hosts.blacklist(worker.key[0])
                 self.hosts.update_usable()
                 self._retire_lost_slots()
                 need = True
+
+    def _describe_rank(self, worker):
+        host, slot = worker.key
+        placement = self.placements.get(worker.key)
+        rank = f"rank {placement.rank} of world {self.epoch}" if placement \
+            else "a worker outside the world"
+        return f"{rank} on host {host} ({worker}, slot {slot})"
 
     # ---- signals and teardown ---------------------------------------------
 
