@@ -20,7 +20,7 @@
 #include <cstdio>
 #include <string>
 
-#include "../runtime/mp_support.h"
+#include "mp_support.h"
 
 using namespace mp;
 

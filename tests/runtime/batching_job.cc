@@ -6,12 +6,10 @@
 // op would take a round of its own. The ctest entry matches the rounds
 // each rank logs at shutdown (the cache is off: every round goes over the
 // control plane): about one a step, far fewer than one an op.
-#include <unistd.h>
-
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "allreduce_step.h"
 
 using namespace mp;
 
@@ -33,30 +31,11 @@ void step(int s, int rank, int size) {
       buffers.back().set(i, value(rank, i));
     names.push_back("batching." + std::to_string(k));
   }
-  std::vector<hvd_handle*> handles(kOps, nullptr);
-  for (int k = 0; k < kOps; ++k) {
-    if (k > 0) usleep(1000);
-    hvd_op op = make_op(HVD_COLL_ALLREDUCE, names[k], &buffers[k].desc, 1);
-    expect_ok(hvd_enqueue(&op, &handles[k]), "enqueue " + names[k]);
-  }
-  for (int k = 0; k < kOps; ++k) {
-    if (!handles[k]) continue;
-    hvd_status st = hvd_wait(handles[k], 60000);
-    expect(st == HVD_OK, names[k] + " step " + std::to_string(s) + ": " +
-                             hvd_handle_message(handles[k]));
-    hvd_release(handles[k]);
-    if (st != HVD_OK) continue;
-    for (size_t i = 0; i < buffers[k].elements; ++i) {
-      double want = 0;
-      for (int r = 0; r < size; ++r) want += value(r, i);
-      if (buffers[k].get(i) != want) {
-        expect(false, names[k] + " step " + std::to_string(s) +
-                          ": element " + std::to_string(i) + " is " +
-                          std::to_string(buffers[k].get(i)));
-        break;
-      }
-    }
-  }
+  allreduce_step(s, buffers, names, {false, 1000}, [&](size_t i) {
+    double want = 0;
+    for (int r = 0; r < size; ++r) want += value(r, i);
+    return want;
+  });
 }
 
 }  // namespace
@@ -70,7 +49,8 @@ int main(int argc, char** argv) {
   const int rank = hvd_rank();
   for (int s = 0; s < kSteps; ++s) step(s, rank, hvd_size());
   expect_ok(hvd_shutdown(), "hvd_shutdown");
-  std::printf("rank %d: batching: %s\n", rank, g_failures ? "FAILED" : "passed");
+  std::printf("rank %d: batching: %s\n", rank,
+              g_failures ? "FAILED" : "passed");
   std::fflush(stdout);
   return g_failures ? 1 : 0;
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "allreduce_step.h"
 
 using namespace mp;
 
@@ -34,14 +34,8 @@ double sum(size_t i, int step, int ranks) {
 }
 
 void check(const Buffer& b, const std::string& what, int step, int ranks) {
-  for (size_t i = 0; i < b.elements; ++i) {
-    if (b.get(i) != sum(i, step, ranks)) {
-      expect(false, what + " step " + std::to_string(step) + ": element " +
-                        std::to_string(i) + " is " + std::to_string(b.get(i)) +
-                        ", expected " + std::to_string(sum(i, step, ranks)));
-      return;
-    }
-  }
+  expect_values(b, what + " step " + std::to_string(step),
+                [&](size_t i) { return sum(i, step, ranks); });
 }
 
 // The cached tensors (and `fresh`, a name never seen before, when given),
@@ -59,20 +53,8 @@ void step(int s, const std::string& fresh = "") {
   }
   // Now and then one rank comes late: the others wait in the exchange.
   if (s % 50 == 7 && R == s % N) usleep(20 * 1000);
-  std::vector<hvd_handle*> handles(count, nullptr);
-  for (int j = 0; j < count; ++j) {
-    int k = R % 2 ? count - 1 - j : j;
-    hvd_op op = make_op(HVD_COLL_ALLREDUCE, names[k], &buffers[k].desc, 1);
-    expect_ok(hvd_enqueue(&op, &handles[k]), "enqueue " + names[k]);
-  }
-  for (int k = 0; k < count; ++k) {
-    if (!handles[k]) continue;
-    hvd_status st = hvd_wait(handles[k], 60000);
-    expect(st == HVD_OK, names[k] + " step " + std::to_string(s) + ": " +
-                             hvd_handle_message(handles[k]));
-    hvd_release(handles[k]);
-    if (st == HVD_OK) check(buffers[k], names[k], s, N);
-  }
+  allreduce_step(s, buffers, names, {R % 2 == 1},
+                 [&](size_t i) { return sum(i, s, N); });
 }
 
 void join_while_others_run_cached(int s) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "allreduce_step.h"
 
 using namespace mp;
 
@@ -40,29 +40,8 @@ void allreduce_step(int step, int count, int grown = -1, int64_t grow = 0) {
       buffers.back().set(i, value(R, i, step));
     names.push_back("step.t" + std::to_string(k));
   }
-  std::vector<hvd_handle*> handles(count, nullptr);
-  for (int j = 0; j < count; ++j) {
-    int k = R % 2 ? count - 1 - j : j;
-    hvd_op op = make_op(HVD_COLL_ALLREDUCE, names[k], &buffers[k].desc, 1);
-    expect_ok(hvd_enqueue(&op, &handles[k]), "enqueue " + names[k]);
-  }
-  for (int k = 0; k < count; ++k) {
-    if (!handles[k]) continue;
-    hvd_status s = hvd_wait(handles[k], 60000);
-    expect(s == HVD_OK, "step " + std::to_string(step) + " " + names[k] + ": " +
-                            hvd_handle_message(handles[k]));
-    hvd_release(handles[k]);
-    if (s != HVD_OK) continue;
-    for (size_t i = 0; i < buffers[k].elements; ++i) {
-      if (buffers[k].get(i) != sum(i, step, N)) {
-        expect(false, "step " + std::to_string(step) + " " + names[k] +
-                          ": element " + std::to_string(i) + " is " +
-                          std::to_string(buffers[k].get(i)) + ", expected " +
-                          std::to_string(sum(i, step, N)));
-        break;
-      }
-    }
-  }
+  mp::allreduce_step(step, buffers, names, {R % 2 == 1},
+                     [&](size_t i) { return sum(i, step, N); });
 }
 
 void shape_change_on_one_rank() {

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "../runtime/mp_support.h"
+#include "mp_support.h"
 
 using namespace mp;
 

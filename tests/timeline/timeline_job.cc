@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../runtime/mp_support.h"
+#include "mp_support.h"
 
 using namespace mp;
 

@@ -89,54 +89,101 @@ void lay_out_whole(const Response& r, int32_t rank,
   l.count = off / esize;
 }
 
-// Allgather: rank k's rows of every tensor, in entry order, then rank
-// k + 1's. Each output is the tensor's rows of every rank, in rank order.
-void lay_out_allgather(const Response& r, int32_t rank, int32_t size,
-                       const std::vector<Held>& held, bool in_place,
-                       Layout& l) {
-  const uint64_t esize = dtype_size(r.dtype);
+// Allgather and reducescatter buffers are rank-major: rank k's rows of
+// every tensor, in entry order, then rank k + 1's.
+struct RankMajor {
+  // rows[n * size + k]: the rows rank k holds of the n-th tensor (the
+  // entries' tensors in order), as negotiated (allgather) or split from the
+  // first dimension (reducescatter).
+  std::vector<int64_t> rows;
+  uint64_t elements = 0;  // of every rank
+};
+
+// The rows of `r` by rank, and l.counts and l.displs (elements by rank).
+RankMajor rank_major(const Response& r, int32_t size, Layout& l) {
+  RankMajor m;
   l.counts.assign(size, 0);
   for (const Entry& e : r.entries) {
-    if (e.per_rank.size() != e.shapes.size()) malformed(r, "per-rank rows");
+    const bool gathered = r.collective == HVD_COLL_ALLGATHER;
+    if (gathered && e.per_rank.size() != e.shapes.size()) {
+      malformed(r, "per-rank rows");
+    }
     for (size_t t = 0; t < e.shapes.size(); ++t) {
-      if (e.per_rank[t].size() != static_cast<size_t>(size)) {
-        malformed(r, "per-rank rows of '" + e.name + "'");
+      if (gathered) {
+        if (e.per_rank[t].size() != static_cast<size_t>(size)) {
+          malformed(r, "per-rank rows of '" + e.name + "'");
+        }
+        m.rows.insert(m.rows.end(), e.per_rank[t].begin(), e.per_rank[t].end());
+      } else {
+        const std::vector<int64_t> split =
+            reducescatter_rows(e.shapes[t][0], size);
+        m.rows.insert(m.rows.end(), split.begin(), split.end());
       }
+      const int64_t* rows = &m.rows[m.rows.size() - size];
       const uint64_t row = row_elements(e.shapes[t]);
       for (int32_t k = 0; k < size; ++k) {
-        l.counts[k] += static_cast<uint64_t>(e.per_rank[t][k]) * row;
+        l.counts[k] += static_cast<uint64_t>(rows[k]) * row;
       }
     }
   }
   prefix(l.counts, l.displs);
-  const uint64_t total = l.displs.back() + l.counts.back();
+  m.elements = l.displs.back() + l.counts.back();
+  return m;
+}
+
+// One rank's rows of one tensor in a rank-major buffer: at `offset` in the
+// buffer, `skip` bytes into the tensor (the rows of the ranks before).
+struct Block {
+  int32_t rank;
+  size_t entry, tensor;
+  uint64_t offset, skip, bytes;
+};
+
+// visit(block) for every block of a rank-major buffer, in buffer order.
+template <typename Visit>
+void for_each_block(const Response& r, int32_t size, uint64_t esize,
+                    const RankMajor& m, const Layout& l, Visit visit) {
+  for (int32_t k = 0; k < size; ++k) {
+    uint64_t off = l.displs[k] * esize;
+    size_t n = 0;
+    for (size_t e = 0; e < r.entries.size(); ++e) {
+      for (size_t t = 0; t < r.entries[e].shapes.size(); ++t, ++n) {
+        const int64_t* by_rank = &m.rows[n * size];
+        const uint64_t row_bytes = row_elements(r.entries[e].shapes[t]) * esize;
+        uint64_t rows_before = 0;
+        for (int32_t j = 0; j < k; ++j) rows_before += by_rank[j];
+        const uint64_t bytes = by_rank[k] * row_bytes;
+        visit(Block{k, e, t, off, rows_before * row_bytes, bytes});
+        off += bytes;
+      }
+    }
+  }
+}
+
+// Allgather: a rank-major buffer; each output is the tensor's rows of
+// every rank, in rank order.
+void lay_out_allgather(const Response& r, int32_t rank, int32_t size,
+                       const std::vector<Held>& held, bool in_place,
+                       Layout& l) {
+  const uint64_t esize = dtype_size(r.dtype);
+  const RankMajor m = rank_major(r, size, l);
   l.count = l.counts[rank];
   if (in_place) {
     l.send = input(0, 0);
     l.recv = output(0, 0);
     return;
   }
-  for (int32_t k = 0; k < size; ++k) {
-    uint64_t off = l.displs[k] * esize;
-    for (size_t e = 0; e < r.entries.size(); ++e) {
-      const Entry& entry = r.entries[e];
-      for (size_t t = 0; t < entry.shapes.size(); ++t) {
-        const uint64_t row_bytes = row_elements(entry.shapes[t]) * esize;
-        const uint64_t bytes = entry.per_rank[t][k] * row_bytes;
-        if (k == rank && held[e].inputs) {
-          l.copy_in.push_back({buffer(off), input(e, t), bytes});
-        }
-        if (held[e].outputs) {
-          uint64_t rows_before = 0;
-          for (int32_t j = 0; j < k; ++j) rows_before += entry.per_rank[t][j];
-          l.copy_out.push_back(
-              {output(e, t, rows_before * row_bytes), buffer(off), bytes});
-        }
-        off += bytes;
-      }
+  for_each_block(r, size, esize, m, l, [&](const Block& b) {
+    if (b.rank == rank && held[b.entry].inputs) {
+      l.copy_in.push_back(
+          {buffer(b.offset), input(b.entry, b.tensor), b.bytes});
     }
-  }
-  l.buffer_bytes = total * esize;
+    if (held[b.entry].outputs) {
+      l.copy_out.push_back(
+          {output(b.entry, b.tensor, b.skip), buffer(b.offset), b.bytes});
+    }
+  });
+  l.buffer_bytes = m.elements * esize;
   l.send = buffer(l.displs[rank] * esize);
   l.recv = buffer(0);
 }
@@ -187,52 +234,31 @@ void lay_out_alltoall(const Response& r, int32_t rank, int32_t size,
   l.recv = buffer(send_bytes);
 }
 
-// Reducescatter: rank k's rows of every tensor, in entry order, then rank
-// k + 1's; this rank's block of the result after them all.
+// Reducescatter: a rank-major buffer; this rank's block of the result
+// after it.
 void lay_out_reducescatter(const Response& r, int32_t rank, int32_t size,
                            const std::vector<Held>& held, bool in_place,
                            Layout& l) {
   const uint64_t esize = dtype_size(r.dtype);
-  l.counts.assign(size, 0);
-  for (const Entry& e : r.entries) {
-    for (const auto& shape : e.shapes) {
-      const std::vector<int64_t> rows = reducescatter_rows(shape[0], size);
-      const uint64_t row = row_elements(shape);
-      for (int32_t k = 0; k < size; ++k) l.counts[k] += rows[k] * row;
-    }
-  }
-  prefix(l.counts, l.displs);
-  const uint64_t total = l.displs.back() + l.counts.back();
-  l.count = total;
+  const RankMajor m = rank_major(r, size, l);
+  l.count = m.elements;
   if (in_place) {
     l.send = input(0, 0);
     l.recv = output(0, 0);
     return;
   }
-  const uint64_t recv = total * esize;
+  const uint64_t recv = m.elements * esize;
   const uint64_t mine = l.displs[rank] * esize;
-  for (int32_t k = 0; k < size; ++k) {
-    uint64_t off = l.displs[k] * esize;
-    for (size_t e = 0; e < r.entries.size(); ++e) {
-      for (size_t t = 0; t < r.entries[e].shapes.size(); ++t) {
-        const auto& shape = r.entries[e].shapes[t];
-        const std::vector<int64_t> rows = reducescatter_rows(shape[0], size);
-        const uint64_t row_bytes = row_elements(shape) * esize;
-        uint64_t rows_before = 0;
-        for (int32_t j = 0; j < k; ++j) rows_before += rows[j];
-        const uint64_t bytes = rows[k] * row_bytes;
-        l.copy_in.push_back(
-            {buffer(off),
-             held[e].inputs ? input(e, t, rows_before * row_bytes) : kZeros,
-             bytes});
-        if (k == rank && held[e].outputs) {
-          l.copy_out.push_back(
-              {output(e, t), buffer(recv + off - mine), bytes});
-        }
-        off += bytes;
-      }
+  for_each_block(r, size, esize, m, l, [&](const Block& b) {
+    l.copy_in.push_back(
+        {buffer(b.offset),
+         held[b.entry].inputs ? input(b.entry, b.tensor, b.skip) : kZeros,
+         b.bytes});
+    if (b.rank == rank && held[b.entry].outputs) {
+      l.copy_out.push_back(
+          {output(b.entry, b.tensor), buffer(recv + b.offset - mine), b.bytes});
     }
-  }
+  });
   l.buffer_bytes = recv + l.counts[rank] * esize;
   l.send = buffer(0);
   l.recv = buffer(recv);

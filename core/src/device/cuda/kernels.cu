@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "device/cuda/kernels.h"
 #include "horovod/abi.h"
@@ -118,6 +119,15 @@ __global__ void scale_bool_kernel(bool* buf, uint64_t n, bool keep) {
   }
 }
 
+// Sums and products are computed in Wide<T>: integers wrap, computed
+// unsigned and at least 32 bits wide (as the host kernels), so no promotion
+// to int can overflow; floats in their own type.
+template <typename T>
+using Wide =
+    std::conditional_t<std::is_integral_v<T>,
+                       std::conditional_t<(sizeof(T) > 4), uint64_t, uint32_t>,
+                       T>;
+
 template <typename T>
 __device__ T combine(int op, T a, T b) {
   switch (op) {
@@ -126,24 +136,9 @@ __device__ T combine(int op, T a, T b) {
     case HVD_OP_MAX:
       return a < b ? b : a;
     case HVD_OP_PRODUCT:
-      return a * b;
+      return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
     default:
-      return a + b;
-  }
-}
-
-// Integers wrap: computed in the unsigned type of the same width.
-template <typename T, typename U>
-__device__ T combine_int(int op, T a, T b) {
-  switch (op) {
-    case HVD_OP_MIN:
-      return b < a ? b : a;
-    case HVD_OP_MAX:
-      return a < b ? b : a;
-    case HVD_OP_PRODUCT:
-      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-    default:
-      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
   }
 }
 
@@ -153,15 +148,6 @@ __global__ void reduce_kernel(int op, T* dst, const T* a, const T* b,
   for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += uint64_t(gridDim.x) * blockDim.x) {
     dst[i] = combine(op, a[i], b[i]);
-  }
-}
-
-template <typename T, typename U>
-__global__ void reduce_int_kernel(int op, T* dst, const T* a, const T* b,
-                                  uint64_t n) {
-  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += uint64_t(gridDim.x) * blockDim.x) {
-    dst[i] = combine_int<T, U>(op, a[i], b[i]);
   }
 }
 
@@ -198,6 +184,13 @@ int launch(Kernel kernel, uint64_t n, cudaStream_t stream, Args... args) {
   if (n == 0) return cudaSuccess;
   kernel<<<blocks_for(n), kThreads, 0, stream>>>(args...);
   return cudaGetLastError();
+}
+
+template <typename T>
+int reduce_as(int op, void* dst, const void* a, const void* b, uint64_t n,
+              cudaStream_t stream) {
+  return launch(reduce_kernel<T>, n, stream, op, static_cast<T*>(dst),
+                static_cast<const T*>(a), static_cast<const T*>(b), n);
 }
 
 }  // namespace
@@ -277,22 +270,19 @@ extern "C" int hvd_cuda_reduce(int32_t dtype, int32_t op, void* dst,
   }
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   const uint64_t n = count;
-#define HVD_REDUCE_INT(T, U)                                                  \
-  return launch(reduce_int_kernel<T, U>, n, s, int(op), (T*)dst, (const T*)a, \
-                (const T*)b, n)
   switch (dtype) {
     case HVD_UINT8:
-      HVD_REDUCE_INT(uint8_t, uint8_t);
+      return reduce_as<uint8_t>(op, dst, a, b, n, s);
     case HVD_INT8:
-      HVD_REDUCE_INT(int8_t, uint8_t);
+      return reduce_as<int8_t>(op, dst, a, b, n, s);
     case HVD_UINT16:
-      HVD_REDUCE_INT(uint16_t, uint16_t);
+      return reduce_as<uint16_t>(op, dst, a, b, n, s);
     case HVD_INT16:
-      HVD_REDUCE_INT(int16_t, uint16_t);
+      return reduce_as<int16_t>(op, dst, a, b, n, s);
     case HVD_INT32:
-      HVD_REDUCE_INT(int32_t, uint32_t);
+      return reduce_as<int32_t>(op, dst, a, b, n, s);
     case HVD_INT64:
-      HVD_REDUCE_INT(int64_t, uint64_t);
+      return reduce_as<int64_t>(op, dst, a, b, n, s);
     case HVD_FLOAT16:
       return launch(reduce_16_kernel<Half>, n, s, int(op), (__half*)dst,
                     (const __half*)a, (const __half*)b, n);
@@ -301,15 +291,12 @@ extern "C" int hvd_cuda_reduce(int32_t dtype, int32_t op, void* dst,
                     (__nv_bfloat16*)dst, (const __nv_bfloat16*)a,
                     (const __nv_bfloat16*)b, n);
     case HVD_FLOAT32:
-      return launch(reduce_kernel<float>, n, s, int(op), (float*)dst,
-                    (const float*)a, (const float*)b, n);
+      return reduce_as<float>(op, dst, a, b, n, s);
     case HVD_FLOAT64:
-      return launch(reduce_kernel<double>, n, s, int(op), (double*)dst,
-                    (const double*)a, (const double*)b, n);
+      return reduce_as<double>(op, dst, a, b, n, s);
     case HVD_BOOL:
       return launch(reduce_bool_kernel, n, s, int(op), (bool*)dst,
                     (const bool*)a, (const bool*)b, n);
   }
-#undef HVD_REDUCE_INT
   return cudaErrorInvalidValue;
 }
