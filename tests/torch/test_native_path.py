@@ -151,3 +151,118 @@ def test_bad_descriptions_are_refused():
                        [t, t], None)
     with pytest.raises(TypeError, match="name"):
         native.enqueue(0, 7, True, 0, 0, 1.0, 1.0, 0, [], None, None)
+
+
+# ---- tensors as objects, run() and enqueue_each() ---------------------------
+
+def test_tensors_go_as_objects_and_tuples_alike():
+    x = torch.full((2, 3), float(RANK + 1))
+    described = (x.data_ptr(), (_capi.DL_FLOAT, 32), tuple(x.shape), -1)
+    native.run(_capi.COLL_ALLREDUCE, "native.object", True, 0, _capi.OP_SUM,
+               1.0, 1.0, 0, [x], None, None)
+    native.run(_capi.COLL_ALLREDUCE, "native.object", True, 0, _capi.OP_SUM,
+               1.0, 1.0, 0, [described], None, None)
+    total = SIZE * (SIZE + 1) // 2
+    assert torch.equal(x, torch.full((2, 3), float(total * SIZE)))
+
+
+def test_an_object_of_another_dtype_names_it_and_the_op():
+    x = torch.zeros(2, dtype=torch.complex64)
+    with pytest.raises(ValueError,
+                       match=r"native.complex: Tensor type torch.complex64 "
+                             r"is not supported"):
+        native.run(_capi.COLL_ALLREDUCE, "native.complex", True, 0,
+                   _capi.OP_SUM, 1.0, 1.0, 0, [x], None, None)
+    with pytest.raises(ValueError, match="expected a tensor, got None"):
+        native.run(_capi.COLL_ALLREDUCE, "native.none", True, 0,
+                   _capi.OP_SUM, 1.0, 1.0, 0, [None], None, None)
+
+
+def test_run_writes_caller_outputs():
+    x = torch.full((4,), float(RANK + 1))
+    out = torch.empty(4)
+    native.run(_capi.COLL_ALLREDUCE, "native.run.out", True, 0,
+               _capi.OP_AVERAGE, 2.0, 1.0, 0, [x], [out], None)
+    assert torch.allclose(out, torch.full((4,), float(SIZE + 1)))
+    assert torch.equal(x, torch.full((4,), float(RANK + 1)))
+
+
+@pytest.mark.skipif(SIZE < 2, reason="needs 2 or more ranks")
+def test_run_raises_naming_the_op_ranks_disagree_on():
+    with pytest.raises(hvd.HorovodInternalError, match="native.run.disagree"):
+        hvd.allreduce_(torch.ones(RANK + 1), name="native.run.disagree")
+    assert torch.equal(hvd.allreduce_(torch.ones(2), name="native.run.disagree",
+                                      op=hvd.Sum), torch.full((2,), SIZE * 1.0))
+
+
+def each(names, inputs, outputs=None, op=_capi.OP_SUM):
+    return native.enqueue_each(_capi.COLL_ALLREDUCE, names, True, 0, op, 1.0,
+                               1.0, 0, inputs, outputs)
+
+
+def test_enqueue_each_starts_one_op_per_tensor():
+    tensors = [torch.full((k + 1,), float(RANK + k)) for k in range(6)]
+    names = [f"native.each.{k}" for k in range(6)]
+    handles = each(names, tensors)
+    assert len(handles) == 6
+    assert all(isinstance(h, native.Handle) for h in handles)
+    for h in reversed(handles):
+        h.wait()
+        h.release()
+    for k, t in enumerate(tensors):
+        want = sum(r + k for r in range(SIZE))
+        assert torch.equal(t, torch.full((k + 1,), float(want)))
+    # Again, the descriptors cached: other tensors, into outputs.
+    outputs = [torch.empty(k + 1) for k in range(6)]
+    for h in each(names, tensors, outputs, op=_capi.OP_AVERAGE):
+        h.wait()
+    for k, (t, out) in enumerate(zip(tensors, outputs)):
+        assert torch.equal(out, t)
+
+
+@pytest.mark.skipif(SIZE < 2, reason="needs 2 or more ranks")
+def test_enqueue_each_a_tensor_ranks_disagree_on_fails_on_every_rank():
+    tensors = [torch.ones(3), torch.ones(RANK + 1), torch.ones(3)]
+    names = ["native.each.ok.0", "native.each.disagree", "native.each.ok.2"]
+    handles = each(names, tensors)
+    handles[0].wait()
+    with pytest.raises(hvd.HorovodInternalError,
+                       match="native.each.disagree"):
+        handles[1].wait()
+    handles[2].wait()
+    assert torch.equal(tensors[0], torch.full((3,), float(SIZE)))
+    assert torch.equal(tensors[2], torch.full((3,), float(SIZE)))
+
+
+def test_enqueue_each_names_a_tensor_it_cannot_start():
+    first = torch.full((2,), float(RANK))
+    bad = torch.zeros(2, dtype=torch.complex64)
+    with pytest.raises(ValueError, match="native.each.bad.1: Tensor type"):
+        each(["native.each.bad.0", "native.each.bad.1"], [first, bad])
+    # What had started before it has finished when it raises.
+    assert torch.equal(first, torch.full((2,), float(sum(range(SIZE)))))
+    with pytest.raises(ValueError, match="2 names for 1 inputs"):
+        each(["a", "b"], [first])
+
+
+def test_optimizer_starts_gradients_backward_did_not_in_one_call(
+        monkeypatch):
+    calls = []
+    enqueue_each = native.enqueue_each
+
+    def spy(*args):
+        calls.append(len(args[1]))
+        return enqueue_each(*args)
+
+    monkeypatch.setattr(hvd.mpi_ops._native, "enqueue_each", spy)
+    params = [torch.nn.Parameter(torch.zeros(k + 2)) for k in range(4)]
+    opt = hvd.DistributedOptimizer(
+        torch.optim.SGD(params, lr=1.0),
+        named_parameters=[(f"each.p{k}", p) for k, p in enumerate(params)])
+    for k, p in enumerate(params):  # no backward: every hook is silent
+        p.grad = torch.full((k + 2,), float(RANK + k))
+    opt.synchronize()
+    assert calls == [4]
+    for k, p in enumerate(params):
+        want = sum(r + k for r in range(SIZE)) / SIZE
+        assert torch.allclose(p.grad, torch.full((k + 2,), want))

@@ -16,26 +16,31 @@ static void release(Handle* self) {
   self->handle = NULL;
 }
 
-static PyObject* handle_wait(Handle* self, PyObject* unused) {
-  (void)unused;
-  if (check_live(self) < 0) return NULL;
+int native_wait(hvd_handle* handle) {
   hvd_status status;
   for (;;) {
     int32_t done = 0;
-    /* Waits a second at a time, so that Ctrl-C is seen. */
     Py_BEGIN_ALLOW_THREADS
-    status = hvd_wait(self->handle, 1000);
-    if (status == HVD_ERR_TIMEOUT) hvd_poll(self->handle, &done);
+    status = hvd_wait(handle, 1000);
+    if (status == HVD_ERR_TIMEOUT) hvd_poll(handle, &done);
     Py_END_ALLOW_THREADS
     if (status != HVD_ERR_TIMEOUT || done) break;  /* done: it timed out */
-    if (PyErr_CheckSignals() < 0) return NULL;
+    if (PyErr_CheckSignals() < 0) return -2;
   }
-  if (status == HVD_OK) Py_RETURN_NONE;
-  const char* message = hvd_handle_message(self->handle);
-  PyObject* error = native_raise_internal(
-      message && *message ? message : hvd_status_string(status));
-  release(self);
-  return error;
+  if (status == HVD_OK) return 0;
+  const char* message = hvd_handle_message(handle);
+  native_raise_internal(message && *message ? message
+                                            : hvd_status_string(status));
+  return -1;
+}
+
+static PyObject* handle_wait(Handle* self, PyObject* unused) {
+  (void)unused;
+  if (check_live(self) < 0) return NULL;
+  int rc = native_wait(self->handle);
+  if (rc == 0) Py_RETURN_NONE;
+  if (rc == -1) release(self);
+  return NULL;
 }
 
 static PyObject* handle_poll(Handle* self, PyObject* unused) {

@@ -12,4 +12,10 @@ PyObject* native_handle_type_create(void);
 /* A new Handle owning `handle`; releases it and returns NULL on failure. */
 PyObject* native_handle_new(PyObject* type, hvd_handle* handle);
 
+/* Waits for `handle` with the GIL released, a second at a time so that
+ * Ctrl-C is seen: 0 when the op succeeded; -1 when it failed
+ * (HorovodInternalError set); -2 when a signal handler raised (the op is
+ * still in flight). */
+int native_wait(hvd_handle* handle);
+
 #endif

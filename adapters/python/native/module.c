@@ -1,8 +1,10 @@
 /*
- * horovod.common._native: enqueue() and the Handle it returns.
+ * horovod.common._native: enqueue() and the Handle it returns; run()
+ * (enqueue and wait) and enqueue_each() (one op per tensor).
  */
 #include "handle.h"
 #include "op_descriptor.h"
+#include "tensor_desc.h"
 
 /* Past this many op names, the cache starts over (names unique per step,
  * e.g. with a counter in them, must not grow it forever). */
@@ -79,51 +81,204 @@ static op_descriptor* cached_descriptor(const op_request* r) {
   return stored < 0 ? NULL : d;
 }
 
+/* Re-raises the pending exception as the same type, its message prefixed
+ * with the op's name. */
+static void name_the_error(const op_request* r) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject* message = value ? PyObject_Str(value) : NULL;
+  if (message && r->name != Py_None) {
+    PyErr_Format(type, "%U: %U", r->name, message);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+  } else {
+    PyErr_Restore(type, value, traceback);
+  }
+  Py_XDECREF(message);
+}
+
+/* The op name a failed call names: its own, else what it did. */
+static PyObject* name_bytes_or(const op_request* r, const char* what) {
+  PyObject* name =
+      r->name != Py_None ? PyUnicode_AsUTF8String(r->name) : NULL;
+  if (!name) {
+    PyErr_Clear();
+    name = PyBytes_FromString(what);
+  }
+  return name;
+}
+
+/* Starts `r` on the core into *handle; -1 with an exception set. The GIL
+ * stays held: the core copies the op before hvd_enqueue returns, and the
+ * cached descriptor is shared by every thread. */
+static int start(const op_request* r, int cache, hvd_handle** handle) {
+  if (r->name != Py_None && !PyUnicode_Check(r->name)) {
+    PyErr_SetString(PyExc_TypeError, "an op's name must be a str or None");
+    return -1;
+  }
+  op_descriptor* fresh = NULL;
+  const op_descriptor* d = NULL;
+  if (cache && r->name != Py_None) {
+    d = cached_descriptor(r);
+  } else {
+    d = fresh = op_descriptor_build(r);
+  }
+  if (!d) {
+    name_the_error(r);
+    return -1;
+  }
+  hvd_status status = hvd_enqueue(op_descriptor_op(d), handle);
+  op_descriptor_free(fresh);
+  if (status == HVD_OK) return 0;
+  PyObject* name = name_bytes_or(r, "enqueue");
+  native_raise_for_status(status, name ? PyBytes_AsString(name) : "enqueue",
+                          hvd_last_error());
+  Py_XDECREF(name);
+  return -1;
+}
+
+#define REQUEST_FORMAT "iOpiiddiOOO"
+#define PARSE_REQUEST(args, fn, r, cache)                                    \
+  PyArg_ParseTuple(args, REQUEST_FORMAT ":" fn, &(r).collective, &(r).name, \
+                   cache, &(r).process_set, &(r).reduce_op, &(r).prescale,  \
+                   &(r).postscale, &(r).root, &(r).inputs, &(r).outputs,    \
+                   &(r).splits)
+
 static PyObject* enqueue(PyObject* module, PyObject* args) {
   (void)module;
   op_request r;
   int cache = 0;
-  if (!PyArg_ParseTuple(args, "iOpiiddiOOO:enqueue", &r.collective, &r.name,
-                        &cache, &r.process_set, &r.reduce_op, &r.prescale,
-                        &r.postscale, &r.root, &r.inputs, &r.outputs,
-                        &r.splits)) {
-    return NULL;
-  }
-  if (r.name != Py_None && !PyUnicode_Check(r.name)) {
-    PyErr_SetString(PyExc_TypeError, "an op's name must be a str or None");
-    return NULL;
-  }
-  /* The GIL stays held: the core copies the op before hvd_enqueue returns,
-   * and the cached descriptor is shared by every thread. */
-  op_descriptor* fresh = NULL;
-  const op_descriptor* d = NULL;
-  if (cache && r.name != Py_None) {
-    d = cached_descriptor(&r);
-  } else {
-    d = fresh = op_descriptor_build(&r);
-  }
-  if (!d) return NULL;
   hvd_handle* handle = NULL;
-  hvd_status status = hvd_enqueue(op_descriptor_op(d), &handle);
-  op_descriptor_free(fresh);
-  if (status != HVD_OK) {
-    PyObject* name = r.name != Py_None ? PyUnicode_AsUTF8String(r.name) : NULL;
-    PyErr_Clear();
-    native_raise_for_status(status, name ? PyBytes_AsString(name) : "enqueue",
-                            hvd_last_error());
-    Py_XDECREF(name);
+  if (!PARSE_REQUEST(args, "enqueue", r, &cache) ||
+      start(&r, cache, &handle) < 0) {
     return NULL;
   }
   return native_handle_new(handle_type, handle);
 }
 
+static PyObject* run(PyObject* module, PyObject* args) {
+  (void)module;
+  op_request r;
+  int cache = 0;
+  hvd_handle* handle = NULL;
+  if (!PARSE_REQUEST(args, "run", r, &cache) ||
+      start(&r, cache, &handle) < 0) {
+    return NULL;
+  }
+  int waited = native_wait(handle);
+  hvd_release(handle);
+  if (waited < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* ---- enqueue_each: one op per tensor ----------------------------------- */
+
+/* Waits for the ops already started when a later one failed, so that none
+ * is left in flight over the caller's tensors; keeps that failure's
+ * exception. */
+static void finish_started(PyObject* handles, Py_ssize_t started) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  for (Py_ssize_t i = 0; i < started; ++i) {
+    PyObject* wait = PyObject_CallMethod(PyList_GetItem(handles, i), "wait",
+                                         NULL);
+    if (!wait) PyErr_Clear();
+    Py_XDECREF(wait);
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
+static Py_ssize_t each_length(PyObject* names, PyObject* inputs,
+                              PyObject* outputs) {
+  if (!PyList_Check(names) || !PyList_Check(inputs) ||
+      (outputs != Py_None && !PyList_Check(outputs))) {
+    PyErr_SetString(PyExc_TypeError,
+                    "enqueue_each takes lists of names, inputs and outputs");
+    return -1;
+  }
+  Py_ssize_t n = PyList_Size(names);
+  if (PyList_Size(inputs) != n ||
+      (outputs != Py_None && PyList_Size(outputs) != n)) {
+    PyErr_Format(PyExc_ValueError,
+                 "enqueue_each: %zd names for %zd inputs", n,
+                 PyList_Size(inputs));
+    return -1;
+  }
+  return n;
+}
+
+/* Starts op i of an enqueue_each call: `each` with its name and tensors. */
+static int start_each(op_request* each, int cache, PyObject* names,
+                      PyObject* inputs, PyObject* outputs, Py_ssize_t i,
+                      hvd_handle** handle) {
+  op_request r = *each;
+  r.name = PyList_GetItem(names, i);
+  r.inputs = PyTuple_Pack(1, PyList_GetItem(inputs, i));
+  r.outputs = outputs == Py_None ? Py_None
+                                 : PyTuple_Pack(1, PyList_GetItem(outputs, i));
+  int rc = r.inputs && r.outputs ? start(&r, cache, handle) : -1;
+  Py_XDECREF(r.inputs);
+  if (outputs != Py_None) Py_XDECREF(r.outputs);
+  return rc;
+}
+
+static PyObject* enqueue_each(PyObject* module, PyObject* args) {
+  (void)module;
+  op_request r;
+  int cache = 0;
+  PyObject* names = NULL;
+  if (!PyArg_ParseTuple(args, "iOpiiddiOO:enqueue_each", &r.collective,
+                        &names, &cache, &r.process_set, &r.reduce_op,
+                        &r.prescale, &r.postscale, &r.root, &r.inputs,
+                        &r.outputs)) {
+    return NULL;
+  }
+  r.splits = Py_None;
+  Py_ssize_t n = each_length(names, r.inputs, r.outputs);
+  PyObject* handles = n < 0 ? NULL : PyList_New(n);
+  if (!handles) return NULL;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    hvd_handle* handle = NULL;
+    PyObject* h = NULL;
+    if (start_each(&r, cache, names, r.inputs, r.outputs, i, &handle) == 0) {
+      h = native_handle_new(handle_type, handle);
+    }
+    if (!h) {
+      finish_started(handles, i);
+      Py_DECREF(handles);
+      return NULL;
+    }
+    PyList_SetItem(handles, i, h);
+  }
+  return handles;
+}
+
 static PyMethodDef module_methods[] = {
+    {"run", run, METH_VARARGS,
+     "run(collective, name, cache, process_set, reduce_op, prescale, "
+     "postscale, root, inputs, outputs, splits)\n--\n\n"
+     "enqueue() and waiting for the op (GIL released), in one call and "
+     "without a Handle: for ops whose outputs the caller provided."},
+    {"enqueue_each", enqueue_each, METH_VARARGS,
+     "enqueue_each(collective, names, cache, process_set, reduce_op, "
+     "prescale, postscale, root, inputs, outputs)\n--\n\n"
+     "One op per tensor, named names[i], over inputs[i] (and outputs[i] "
+     "unless outputs is None), all with the same arguments, in one call; "
+     "returns their Handles. An op that fails to start raises with its "
+     "name, after the ops started before it have finished."},
+    {"set_dtypes", tensor_desc_set_dtypes, METH_O,
+     "set_dtypes(mapping)\n--\n\n"
+     "Lets tensors be passed as objects read through torch's protocol: "
+     "data_ptr(), dtype (looked up in `mapping`, framework dtype -> (dtype "
+     "code, bits)), shape, get_device() (-1 for host memory)."},
     {"enqueue", enqueue, METH_VARARGS,
      "enqueue(collective, name, cache, process_set, reduce_op, prescale, "
      "postscale, root, inputs, outputs, splits)\n--\n\n"
      "Starts one collective on the core and returns its Handle. Tensors "
      "are (data pointer, (dtype code, bits), shape, device: -1 for host "
-     "memory, else the CUDA device). With cache, the op's descriptor is "
+     "memory, else the CUDA device), or tensor objects once set_dtypes() "
+     "was called. With cache, the op's descriptor is "
      "kept under its name and reused while later calls describe the same "
      "op. Raises as horovod.common.exceptions.raise_for_status does."},
     {NULL, NULL, 0, NULL}};
@@ -137,6 +292,10 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__native(void) {
   PyObject* module = PyModule_Create(&module_def);
   if (!module) return NULL;
+  if (tensor_desc_module_init() < 0) {
+    Py_DECREF(module);
+    return NULL;
+  }
   handle_type = native_handle_type_create();
   descriptors = PyDict_New();
   if (!handle_type || !descriptors ||

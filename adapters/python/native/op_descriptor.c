@@ -1,5 +1,7 @@
 #include "op_descriptor.h"
 
+#include "tensor_desc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,55 +27,6 @@ static Py_ssize_t sequence_length(PyObject* seq, const char* what) {
 /* Borrowed. */
 static PyObject* sequence_item(PyObject* seq, Py_ssize_t i) {
   return PyTuple_Check(seq) ? PyTuple_GetItem(seq, i) : PyList_GetItem(seq, i);
-}
-
-/* ---- one tensor description ---------------------------------------------- */
-
-typedef struct tensor_fields {
-  void* data;
-  hvd_dl_dtype dtype;
-  hvd_device device;
-  PyObject* shape; /* borrowed tuple */
-  Py_ssize_t ndim;
-} tensor_fields;
-
-static int read_tensor(PyObject* desc, tensor_fields* f) {
-  if (!PyTuple_Check(desc) || PyTuple_Size(desc) != 4) {
-    PyErr_SetString(PyExc_TypeError,
-                    "a tensor is described by (data pointer, (dtype code, "
-                    "bits), shape, device)");
-    return -1;
-  }
-  PyObject* data = PyTuple_GetItem(desc, 0);
-  PyObject* dtype = PyTuple_GetItem(desc, 1);
-  f->shape = PyTuple_GetItem(desc, 2);
-  long device = PyLong_AsLong(PyTuple_GetItem(desc, 3));
-  if (device == -1 && PyErr_Occurred()) return -1;
-  f->data = data == Py_None ? NULL : PyLong_AsVoidPtr(data);
-  if (PyErr_Occurred()) return -1;
-  if (!PyTuple_Check(dtype) || PyTuple_Size(dtype) != 2) {
-    PyErr_SetString(PyExc_TypeError, "a tensor's dtype is (code, bits)");
-    return -1;
-  }
-  long code = PyLong_AsLong(PyTuple_GetItem(dtype, 0));
-  long bits = PyLong_AsLong(PyTuple_GetItem(dtype, 1));
-  if (PyErr_Occurred()) return -1;
-  f->dtype.code = (uint8_t)code;
-  f->dtype.bits = (uint8_t)bits;
-  f->dtype.lanes = 1;
-  f->device.kind = device < 0 ? HVD_MEM_HOST : HVD_MEM_CUDA;
-  f->device.id = device < 0 ? 0 : (int32_t)device;
-  if (!PyTuple_Check(f->shape)) {
-    PyErr_SetString(PyExc_TypeError, "a tensor's shape must be a tuple");
-    return -1;
-  }
-  f->ndim = PyTuple_Size(f->shape);
-  return 0;
-}
-
-static int read_dim(PyObject* shape, Py_ssize_t i, int64_t* dim) {
-  *dim = PyLong_AsLongLong(PyTuple_GetItem(shape, i));
-  return *dim == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
 /* ---- the request's tensors, in order: inputs then outputs --------------- */
@@ -119,20 +72,44 @@ static int read_splits(op_descriptor* d, PyObject* splits) {
   return 0;
 }
 
+static int count_dims(const op_request* r, Py_ssize_t inputs, Py_ssize_t total,
+                      Py_ssize_t* dims) {
+  tensor_desc t;
+  *dims = 0;
+  for (Py_ssize_t i = 0; i < total; ++i) {
+    if (tensor_desc_read(request_tensor(r, inputs, i), &t) < 0) return -1;
+    *dims += t.ndim;
+    tensor_desc_clear(&t);
+  }
+  return 0;
+}
+
+static int fill_tensor(hvd_tensor* t, int64_t** next_dim, PyObject* tensor) {
+  tensor_desc desc;
+  if (tensor_desc_read(tensor, &desc) < 0) return -1;
+  t->struct_size = sizeof *t;
+  t->data = desc.data;
+  t->device = desc.device;
+  t->ndim = (int32_t)desc.ndim;
+  t->dtype = desc.dtype;
+  t->shape = desc.ndim ? *next_dim : NULL;
+  int rc = 0;
+  for (Py_ssize_t k = 0; rc == 0 && k < desc.ndim; ++k) {
+    rc = tensor_desc_dim(&desc, k, (*next_dim)++);
+  }
+  tensor_desc_clear(&desc);
+  return rc;
+}
+
 static int read_tensors(op_descriptor* d, const op_request* r) {
   Py_ssize_t inputs = 0;
   Py_ssize_t total = tensor_total(r, &inputs);
-  if (total < 0) return -1;
+  Py_ssize_t dims = 0;
+  if (total < 0 || count_dims(r, inputs, total, &dims) < 0) return -1;
   d->tensor_count = (int32_t)inputs;
   d->has_outputs = r->outputs != Py_None;
   d->tensors = (hvd_tensor*)calloc((size_t)(total ? total : 1),
                                    sizeof(hvd_tensor));
-  Py_ssize_t dims = 0;
-  tensor_fields f;
-  for (Py_ssize_t i = 0; i < total; ++i) {
-    if (read_tensor(request_tensor(r, inputs, i), &f) < 0) return -1;
-    dims += f.ndim;
-  }
   d->dims = (int64_t*)malloc(sizeof(int64_t) * (size_t)(dims ? dims : 1));
   if (!d->tensors || !d->dims) {
     PyErr_NoMemory();
@@ -140,16 +117,9 @@ static int read_tensors(op_descriptor* d, const op_request* r) {
   }
   int64_t* next_dim = d->dims;
   for (Py_ssize_t i = 0; i < total; ++i) {
-    read_tensor(request_tensor(r, inputs, i), &f);
-    hvd_tensor* t = &d->tensors[i];
-    t->struct_size = sizeof *t;
-    t->data = f.data;
-    t->device = f.device;
-    t->ndim = (int32_t)f.ndim;
-    t->dtype = f.dtype;
-    t->shape = f.ndim ? next_dim : NULL;
-    for (Py_ssize_t k = 0; k < f.ndim; ++k) {
-      if (read_dim(f.shape, k, next_dim++) < 0) return -1;
+    if (fill_tensor(&d->tensors[i], &next_dim, request_tensor(r, inputs, i)) <
+        0) {
+      return -1;
     }
   }
   d->op.tensor_count = d->tensor_count;
@@ -207,6 +177,23 @@ static int same_splits(const op_descriptor* d, PyObject* splits) {
   return 1;
 }
 
+/* 1 when `desc` matches `t` but for its data pointer, which `t` then
+ * takes; 0 when it differs; -1 on bad input. */
+static int refresh_tensor(hvd_tensor* t, const tensor_desc* desc) {
+  if (desc->ndim != t->ndim || desc->dtype.code != t->dtype.code ||
+      desc->dtype.bits != t->dtype.bits ||
+      desc->device.kind != t->device.kind || desc->device.id != t->device.id) {
+    return 0;
+  }
+  for (Py_ssize_t k = 0; k < desc->ndim; ++k) {
+    int64_t dim;
+    if (tensor_desc_dim(desc, k, &dim) < 0) return -1;
+    if (dim != t->shape[k]) return 0;
+  }
+  t->data = desc->data;
+  return 1;
+}
+
 int op_descriptor_refresh(op_descriptor* d, const op_request* r) {
   const hvd_op* o = &d->op;
   if (o->collective != r->collective || o->process_set != r->process_set ||
@@ -219,21 +206,12 @@ int op_descriptor_refresh(op_descriptor* d, const op_request* r) {
   Py_ssize_t total = tensor_total(r, &inputs);
   if (total < 0) return -1;
   if (inputs != d->tensor_count) return 0;
-  tensor_fields f;
   for (Py_ssize_t i = 0; i < total; ++i) {
-    if (read_tensor(request_tensor(r, inputs, i), &f) < 0) return -1;
-    hvd_tensor* t = &d->tensors[i];
-    if (f.ndim != t->ndim || f.dtype.code != t->dtype.code ||
-        f.dtype.bits != t->dtype.bits || f.device.kind != t->device.kind ||
-        f.device.id != t->device.id) {
-      return 0;
-    }
-    for (Py_ssize_t k = 0; k < f.ndim; ++k) {
-      int64_t dim;
-      if (read_dim(f.shape, k, &dim) < 0) return -1;
-      if (dim != t->shape[k]) return 0;
-    }
-    t->data = f.data;
+    tensor_desc desc;
+    if (tensor_desc_read(request_tensor(r, inputs, i), &desc) < 0) return -1;
+    int same = refresh_tensor(&d->tensors[i], &desc);
+    tensor_desc_clear(&desc);
+    if (same <= 0) return same;
   }
   return same_splits(d, r->splits);
 }

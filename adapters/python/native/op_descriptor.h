@@ -15,8 +15,7 @@ typedef struct op_request {
   hvd_reduce_op reduce_op;
   double prescale, postscale;
   int32_t root;
-  /* Tensor descriptions: (data pointer, (dl code, bits), shape, device)
-   * with device -1 for host memory, else the CUDA device index. */
+  /* Tensors: description tuples or tensor objects (tensor_desc.h). */
   PyObject* inputs;  /* tuple or list */
   PyObject* outputs; /* tuple, list or None */
   PyObject* splits;  /* sequence of int or None */

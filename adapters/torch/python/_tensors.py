@@ -1,7 +1,8 @@
-"""torch tensors to the descriptions horovod.common._native takes (zero
-copy), and the core's allocated outputs back to torch through DLPack (zero
-copy): the output keeps the core's handle alive until torch frees the
-tensor."""
+"""torch tensors go to horovod.common._native as they are (zero copy: it
+reads data_ptr(), dtype, shape and get_device() itself, with the dtypes
+registered here), and the core's allocated outputs come back to torch
+through DLPack (zero copy): the output keeps the core's handle alive until
+torch frees the tensor."""
 
 import ctypes
 
@@ -25,6 +26,7 @@ _DL = {
 }
 if hasattr(torch, "uint16"):
     _DL[torch.uint16] = (_capi.DL_UINT, 16)
+_capi.native.set_dtypes(_DL)
 
 def check_dtype(tensor):
     """Raises ValueError unless `tensor` is a torch tensor of a dtype the
@@ -56,14 +58,6 @@ def core_accepts(device):
             fn.argtypes = [ctypes.c_int32, ctypes.c_int32]
         _accepts[index] = fn is not None and fn(_capi.MEM_CUDA, index) == 1
     return _accepts[index]
-
-
-def describe(tensor):
-    """The description horovod.common._native takes of a contiguous tensor
-    in host or CUDA memory: (data pointer, (dtype code, bits), shape,
-    device: -1 for host memory, else the CUDA device)."""
-    return (tensor.data_ptr() or None, _DL[tensor.dtype], tensor.shape,
-            tensor.device.index if tensor.is_cuda else -1)
 
 
 # ---- outputs the core allocated ---------------------------------------------

@@ -39,7 +39,8 @@ _handle_counter = itertools.count(1)
 
 class _Pending:
     """An op in flight: the core's handle, what must stay alive until it
-    ends, and how its result is made once it succeeded."""
+    ends, and how its result is made once it succeeded (finish None: the
+    result is `keep`, an in-place tensor)."""
 
     __slots__ = ("core", "keep", "finish")
 
@@ -71,8 +72,48 @@ def _host(tensor):
     return t
 
 
-# Starts one op on the core; returns its _native.Handle.
-_enqueue = functools.partial(_collective.enqueue, _tensors.describe)
+# Starts one op on the core; returns its _native.Handle. Tensors go as
+# they are: the extension reads them (_tensors registered the dtypes).
+_enqueue = functools.partial(_collective.enqueue, None)
+
+
+# ---- the hot path: allreduce of a host tensor, in one native call ---------
+
+_native = _capi.native
+_ALLREDUCE = _capi.COLL_ALLREDUCE
+_HOST_OPS = {op: code for op, code in _basics._CORE_OP.items()
+             if op != Adasum}
+_NAME_CACHE_LIMIT = 65536
+_allreduce_names = {}
+
+
+def _allreduce_name(name):
+    """The op name of an allreduce, built once per name given."""
+    if not name:
+        return _op_name("allreduce", None, global_process_set)
+    full = _allreduce_names.get(name)
+    if full is None:
+        if len(_allreduce_names) >= _NAME_CACHE_LIMIT:
+            _allreduce_names.clear()
+        full = _allreduce_names[name] = "allreduce." + name
+    return full
+
+
+def _direct_op(tensor, op, process_set):
+    """The core's op code when an allreduce of `tensor` goes to the core
+    without staging or checks in Python: a contiguous host tensor on the
+    global set, any op but Adasum; else None."""
+    if (process_set is global_process_set and
+            process_set.process_set_id == 0 and
+            isinstance(tensor, torch.Tensor) and tensor.is_cpu and
+            tensor.is_contiguous()):
+        return _HOST_OPS.get(op)
+    return None
+
+
+def _reduce_op(op, average):
+    return op if average is None and op is not None else \
+        handle_average_backwards_compatibility(op, average)
 
 
 def _start(collective, kind, name, inputs, finish, keep,
@@ -102,12 +143,13 @@ def poll(handle):
 def synchronize(handle):
     """Waits for the op behind `handle` and returns its result (the output
     tensor; for alltoall the output and the received splits)."""
-    if callable(handle):  # sparse_allreduce_async
-        return handle()
     pending = _handle_map.pop(handle, None)
     if pending is None:
-        return None
+        return handle() if callable(handle) else None  # sparse: a function
     pending.core.wait()
+    if pending.finish is None:  # an in-place result
+        pending.core.release()
+        return pending.keep
     return pending.finish(pending.core)
 
 
@@ -204,13 +246,38 @@ def _allreduce_now(tensor, average, name, op, prescale_factor,
                    postscale_factor, process_set, in_place):
     """allreduce(_) of one tensor, waited for here: a synchronous call
     needs no Horovod handle, so it skips their bookkeeping."""
-    op = handle_average_backwards_compatibility(op, average)
+    op = _reduce_op(op, average)
+    code = _direct_op(tensor, op, process_set)
+    if code is not None:
+        out = tensor if in_place else torch.empty_like(tensor)
+        _native.run(_ALLREDUCE, _allreduce_name(name), bool(name), 0, code,
+                    prescale_factor, postscale_factor, 0, (tensor,),
+                    None if in_place else (out,), None)
+        return out
     core, keep, values = _grouped_allreduce_enqueue(
         [tensor], name, op, prescale_factor, postscale_factor, process_set,
         in_place)
     core.wait()
     core.release()
     return values()[0]
+
+
+def _allreduce_each_async_(tensors, names, op, prescale_factor,
+                           postscale_factor, process_set):
+    """allreduce_async_ of each tensor under its name; host tensors are
+    started together, in one native call. Returns their handles."""
+    codes = {_direct_op(t, op, process_set) for t in tensors}
+    if len(codes) == 1 and None not in codes and all(names):
+        cores = _native.enqueue_each(
+            _ALLREDUCE, [_allreduce_name(n) for n in names], True, 0,
+            codes.pop(), prescale_factor, postscale_factor, 0, list(tensors),
+            None)
+        return [_register(c, t, None) for c, t in zip(cores, tensors)]
+    return [allreduce_async_(t, name=n, op=op,
+                             prescale_factor=prescale_factor,
+                             postscale_factor=postscale_factor,
+                             process_set=process_set)
+            for t, n in zip(tensors, names)]
 
 
 def _check_all(tensors):
@@ -241,7 +308,13 @@ def allreduce_async_(tensor, average=None, name=None, op=None,
                      prescale_factor=1.0, postscale_factor=1.0,
                      process_set=global_process_set):
     """As allreduce_async, writing the result into `tensor`."""
-    op = handle_average_backwards_compatibility(op, average)
+    op = _reduce_op(op, average)
+    code = _direct_op(tensor, op, process_set)
+    if code is not None:
+        core = _native.enqueue(_ALLREDUCE, _allreduce_name(name), bool(name),
+                               0, code, prescale_factor, postscale_factor, 0,
+                               (tensor,), None, None)
+        return _register(core, tensor, None)
     return _single(_grouped_allreduce_start(
         [tensor], name, op, prescale_factor, postscale_factor,
         process_set, in_place=True))
@@ -283,7 +356,9 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none,
     """Reduces `tensor` over the process set (Average by default) and
     returns the result as a new tensor; differentiable."""
     _tensors.check_dtype(tensor)
-    compressed, ctx = compression.compress(tensor)
+    plain = compression is Compression.none
+    compressed, ctx = (tensor, None) if plain else \
+        compression.compress(tensor)
     if compressed.requires_grad and torch.is_grad_enabled():
         reduced = HorovodAllreduce.apply(compressed, average, name, op,
                                          prescale_factor, postscale_factor,
@@ -292,7 +367,7 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none,
         reduced = _allreduce_now(compressed, average, name, op,
                                  prescale_factor, postscale_factor,
                                  process_set, in_place=False)
-    return compression.decompress(reduced, ctx)
+    return reduced if plain else compression.decompress(reduced, ctx)
 
 
 def grouped_allreduce_async(tensors, average=None, name=None, op=None,

@@ -15,6 +15,7 @@ from horovod.common.util import split_evenly
 from horovod.torch.compression import Compression
 from horovod.torch.functions import broadcast_object
 from horovod.torch.mpi_ops import Adasum, Average
+from horovod.torch.mpi_ops import _allreduce_each_async_
 from horovod.torch.mpi_ops import allreduce_async_, grouped_allreduce_async_
 from horovod.torch.mpi_ops import sparse_allreduce_async, synchronize
 from horovod.torch.mpi_ops import global_process_set, rocm_built, size
@@ -192,19 +193,24 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             return 1.0 / self.gradient_predivide_factor, self.gradient_predivide_factor
         return 1.0, 1.0
 
-    def _allreduce_grad_async(self, p):
+    def _dense_grad(self, p):
+        """p's gradient as the dense tensor its allreduce takes; None for a
+        sparse one, allreduced as such."""
         if p.grad is None:
             # Another rank may have a gradient for p (a branch this rank did
             # not take); contribute zeros so the allreduce still matches.
             p.grad = torch.zeros_like(p)
+        if not p.grad.is_sparse:
+            return p.grad
+        return p.grad.to_dense() if self.sparse_as_dense else None
+
+    def _allreduce_grad_async(self, p):
         name = self._parameter_names.get(p)
-        tensor = p.grad
-        if tensor.is_sparse:
-            if not self.sparse_as_dense:
-                handle = sparse_allreduce_async(tensor, name=name, op=self.op,
-                                                process_set=self.process_set)
-                return handle, None
-            tensor = tensor.to_dense()
+        tensor = self._dense_grad(p)
+        if tensor is None:
+            handle = sparse_allreduce_async(p.grad, name=name, op=self.op,
+                                            process_set=self.process_set)
+            return handle, None
         compressed, ctx = self._compression.compress(tensor)
         prescale, postscale = self._scale_factors()
         handle = allreduce_async_(compressed, name=name, op=self.op,
@@ -259,18 +265,38 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         for p, (handle, _) in list(self._handles.items()):
             if handle is None:
                 del self._handles[p]
-        for p in sorted(self._requires_update - started,
-                        key=lambda q: self._parameter_names.get(q)):
+        missing = sorted(self._requires_update - started,
+                         key=lambda q: self._parameter_names.get(q))
+        if self._groups is None:
+            self._handles.update(self._allreduce_grads_async(missing))
+            return
+        for p in missing:
             if p in started:
                 continue
-            if self._groups is not None:
-                group = self._p_to_group[p]
-                self._handles[group] = self._grouped_allreduce_grad_async(group)
-                self._group_counts[group] = 0
-                started.update(group)
+            group = self._p_to_group[p]
+            self._handles[group] = self._grouped_allreduce_grad_async(group)
+            self._group_counts[group] = 0
+            started.update(group)
+
+    def _allreduce_grads_async(self, params):
+        """_allreduce_grad_async of each of `params`, the dense gradients
+        started together; {p: (handle, ctx)}."""
+        entries, dense, compressed = {}, [], []
+        for p in params:
+            tensor = self._dense_grad(p)
+            if tensor is None:
+                entries[p] = self._allreduce_grad_async(p)
             else:
-                self._handles[p] = self._allreduce_grad_async(p)
-                started.add(p)
+                dense.append(p)
+                compressed.append(self._compression.compress(tensor))
+        prescale, postscale = self._scale_factors()
+        handles = _allreduce_each_async_(
+            [c for c, _ in compressed],
+            [self._parameter_names.get(p) for p in dense], self.op,
+            prescale, postscale, self.process_set)
+        for p, handle, (_, ctx) in zip(dense, handles, compressed):
+            entries[p] = (handle, ctx)
+        return entries
 
     def synchronize(self):
         """Waits for every gradient's allreduce and writes the results into

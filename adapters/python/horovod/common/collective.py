@@ -7,8 +7,9 @@ allocated: data pointer, shape, byte offset), received_splits(), release().
 
 Each binding brings `describe(tensor)`, which gives the description the
 extension takes of one of its tensors: (data pointer, (dtype code, bits),
-shape tuple, device: -1 for host memory, else the CUDA device). The caller
-keeps its tensors alive until the op has finished.
+shape tuple, device: -1 for host memory, else the CUDA device); or None,
+when the extension reads its tensors itself (_native.set_dtypes). The
+caller keeps its tensors alive until the op has finished.
 """
 
 import ctypes
@@ -47,12 +48,14 @@ def enqueue(describe, collective, name, inputs, outputs=None,
     """Starts one op on the core; returns its _native.Handle. With `cache`
     (a name that recurs, e.g. a gradient's), the op's descriptor is built
     once and reused while later calls describe the same op."""
+    if describe is not None:
+        inputs = [describe(t) for t in inputs]
+        outputs = None if outputs is None else [describe(t) for t in outputs]
     return _capi.native.enqueue(
         collective, name, cache,
         set_id(process_set or _process_sets.global_process_set),
         0 if op is None else _basics.core_op(op), float(prescale),
-        float(postscale), int(root), [describe(t) for t in inputs],
-        None if outputs is None else [describe(t) for t in outputs], splits)
+        float(postscale), int(root), inputs, outputs, splits)
 
 
 def join_result(core):
