@@ -107,7 +107,10 @@ def _direct_op(tensor, op, process_set):
             process_set.process_set_id == 0 and
             isinstance(tensor, torch.Tensor) and tensor.is_cpu and
             tensor.is_contiguous()):
-        return _HOST_OPS.get(op)
+        try:
+            return _HOST_OPS.get(op)
+        except TypeError:  # unhashable: core_op() says what is wrong
+            return None
     return None
 
 
