@@ -154,37 +154,44 @@ TEST(Collectives, ATestNeverWaitsForARankThatHasNotBegun) {
   for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
 }
 
-// Rank 1 begins a round alone. Rank 0, its parent, learns it from the
-// child's gather; rank 2, idle until then, is called by rank 0's waiting
-// gather: its callback fires without any call of its own, and
-// round_called() says so. Once the round is over, nobody is called.
+// Rank 1 begins a round alone and calls its neighbour, rank 0, to it,
+// which sleeps on the links until then and calls its own neighbours in
+// turn; rank 2, idle, hears it without any call of its own (its callback
+// fires) and round_called() says so. Nobody is called to the next round.
 TEST(Collectives, ARankThatBeganNoRoundIsCalledToIt) {
   FakeStore store;
   std::atomic<bool> called[3] = {};
+  std::atomic<int> listening{0};
   auto errors = run_ranks(
       store, 3, all_ranks(3), test_options(), [&](ControlPlane& plane) {
         const int r = plane.rank();
         plane.on_round_called([&called, r] { called[r] = true; });
+        ++listening;
         if (r == 0) {
-          // As the runtime waits: on the links, looking when one is read.
           auto until =
               std::chrono::steady_clock::now() + std::chrono::seconds(10);
           std::vector<int> fds;
-          while (!plane.round_called() &&
+          while (!plane.round_called(1) &&
                  std::chrono::steady_clock::now() < until) {
             fds.clear();
             plane.wait_fds(fds);
             std::vector<pollfd> polls;
             for (int fd : fds) polls.push_back({fd, POLLIN, 0});
             poll(polls.data(), polls.size(), 100);
+            plane.receive();
           }
-        } else if (r == 2) {
+          EXPECT_TRUE(plane.round_called(1));
+          plane.summon(1);
+        } else if (r == 1) {
+          while (listening.load() < 3) std::this_thread::yield();
+          plane.summon(1);
+        } else {
           EXPECT_TRUE(await_flag(called[2])) << "rank 2 was not called";
-          EXPECT_TRUE(plane.round_called());
+          EXPECT_TRUE(plane.round_called(1));
         }
         auto gathered = plane.gather({uint8_t(r)});
         EXPECT_EQ(plane.broadcast({9}), std::vector<uint8_t>{9});
-        EXPECT_FALSE(plane.round_called());
+        EXPECT_FALSE(plane.round_called(2));
         if (r == 0) {
           EXPECT_EQ(gathered.size(), 3u);
         }

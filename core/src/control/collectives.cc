@@ -60,8 +60,6 @@ void ControlPlane::Impl::start_gather_locked(const std::vector<uint8_t>& mine) {
   bundle_.clear();
   control::append_gather_entry(bundle_, rank_, mine.data(), mine.size());
   taken_ = 0;
-  summoned_ = false;
-  step_started_ = Clock::now();
 }
 
 bool ControlPlane::Impl::take_children() {
@@ -83,37 +81,12 @@ bool ControlPlane::Impl::take_children() {
   return taken_ == all_bits(children_.size());
 }
 
-void ControlPlane::Impl::summon_children() {
-  if (summoned_ || Clock::now() - step_started_ < options_.spin_time) return;
-  summoned_ = true;
-  uint8_t header[8];
-  control::put_u64(header, sequence_);
-  Part part{header, sizeof header};
-  for (size_t i = 0; i < children_.size(); ++i) {
-    Link& child = *children_[i];
-    if ((taken_ & (1ull << i)) || !child.open()) continue;
-    std::lock_guard<std::mutex> tx(child.tx_mutex);
-    send_owed_note(child);
-    bool ok = child.open() &&
-              child.writer.send(child.fd, FrameType::summon, &part, 1);
-    int error = errno;
-    after_send(child);
-    // The gather finds the link gone at its next look.
-    if (!ok && child.open())
-      link_failed(child,
-                  std::string("connection error: ") + std::strerror(error));
-  }
-}
-
 bool ControlPlane::Impl::advance_gather(
     std::vector<std::vector<uint8_t>>* gathered) {
   if (step_ == Step::gathering) {
     if (failed_.load()) throw_failure();
     drain_all();
-    if (!take_children()) {
-      summon_children();
-      return false;
-    }
+    if (!take_children()) return false;
     if (!parent_) {
       step_ = Step::idle;
       if (!control::decode_gather_bundle(bundle_.data(), bundle_.size(), size_,
@@ -255,13 +228,6 @@ std::vector<uint8_t> ControlPlane::Impl::broadcast(
   return payload;
 }
 
-bool ControlPlane::Impl::round_called_locked() const {
-  if (summoned_sequence_ > gather_sequence_) return true;
-  for (const Link* child : children_)
-    if (!child->inbox.empty()) return true;
-  return false;
-}
-
 void ControlPlane::Impl::notify_round_called() {
   if (in_call_.load()) return;  // the caller reads it itself
   std::lock_guard<std::mutex> lock(round_callback_mutex_);
@@ -313,11 +279,33 @@ bool ControlPlane::sending() const {
   return impl_->step_ == Impl::Step::sending;
 }
 
-bool ControlPlane::round_called() {
+void ControlPlane::summon(uint64_t round) {
+  uint8_t body[8];
+  control::put_u64(body, round);
+  Part part{body, sizeof body};
+  for (const auto& link : impl_->links_) {
+    if (!link->open()) continue;
+    std::lock_guard<std::mutex> tx(link->tx_mutex);
+    impl_->send_owed_note(*link);
+    bool ok = link->open() &&
+              link->writer.send(link->fd, FrameType::summon, &part, 1);
+    int error = errno;
+    impl_->after_send(*link);
+    // The next step on the link finds it gone.
+    if (!ok && link->open())
+      impl_->link_failed(
+          *link, std::string("connection error: ") + std::strerror(error));
+  }
+}
+
+bool ControlPlane::round_called(uint64_t round) const {
+  return impl_->summoned_round_.load() >= round;
+}
+
+void ControlPlane::receive() {
   CallScope call(impl_->in_call_, impl_->calls_);
   std::lock_guard<std::mutex> io(impl_->io_mutex_);
   impl_->drain_all();
-  return impl_->round_called_locked();
 }
 
 void ControlPlane::on_round_called(std::function<void()> callback) {

@@ -76,9 +76,8 @@ class ControlPlane {
   //
   // start_* begins this rank's part; test_* moves it on as far as the
   // links allow now, never waiting, and is true once it is done (the
-  // result then in the argument). A gather that has waited spin_time for
-  // a child calls it to the round (see round_called). Both throw
-  // hvd::Error once a failure is known.
+  // result then in the argument). Both throw hvd::Error once a failure is
+  // known.
   void start_gather(const std::vector<uint8_t>& mine);
   bool test_gather(std::vector<std::vector<uint8_t>>* gathered);
   void start_broadcast(const std::vector<uint8_t>& from_root);
@@ -93,12 +92,19 @@ class ControlPlane {
   // short nap instead of a sleep (sending()).
   void wait_fds(std::vector<int>& fds) const;
   bool sending() const;
-  // Another rank waits for this one in a round it has not started: a
-  // child's gather has come, or the parent called it. Reads the links.
-  bool round_called();
-  // Called when a frame that round_called() would see arrives while no
-  // call of this rank's reads the links (from the control plane's thread),
-  // so a rank sleeping elsewhere can wake up and join.
+  // Rounds of the caller's (any collective step every rank takes in the
+  // same order, numbered from 1): a rank waiting in round `round` calls
+  // its neighbours in the tree to it, and they theirs when they wait too,
+  // so a rank that sleeps with nothing to do joins at once. round_called:
+  // whether a rank called this one to round `round` or a later one, in
+  // what has been read from the links; receive() reads what has come (a
+  // caller that slept on wait_fds calls it once one was readable).
+  void summon(uint64_t round);
+  bool round_called(uint64_t round) const;
+  void receive();
+  // Called when a summons arrives while no call of this rank's reads the
+  // links (from the control plane's thread), so a
+  // rank sleeping elsewhere can wake up and look.
   void on_round_called(std::function<void()> callback);
 
   // A failure seen here or reported by any rank; empty while healthy.

@@ -23,8 +23,7 @@ enum class FrameType : uint32_t {
   broadcast = 6,  // parent -> child: u64 sequence, then the payload
   failure = 7,    // either way: FailureNote
   bye = 8,        // either way: the sender is leaving normally
-  summon = 9,     // parent -> child: u64 sequence of a gather that waits
-                  // for the child (which has not begun it)
+  summon = 9,     // either way: u64, a round the sender waits in
 };
 
 const char* frame_type_name(FrameType type);

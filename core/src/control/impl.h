@@ -68,9 +68,6 @@ struct ControlPlane::Impl {
   bool advance_broadcast(std::vector<uint8_t>* payload);
   // Children's bundles that have come, merged; true once all have.
   bool take_children();
-  // Calls the children still missing to the round, once per gather, when
-  // it has waited spin_time for them.
-  void summon_children();
   // Queues a frame of the step on `link` (sent as far as the socket
   // takes it) and remembers the link until flush_step() has sent it all.
   void send_step_frame(Link& link, control::FrameType type,
@@ -80,7 +77,6 @@ struct ControlPlane::Impl {
                                            Clock::time_point deadline);
   std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root,
                                  Clock::time_point deadline);
-  bool round_called_locked() const;
   void notify_round_called();
 
   // With io_mutex_ held (in `io`): runs done() (which reads the links)
@@ -170,17 +166,17 @@ struct ControlPlane::Impl {
   uint64_t gather_sequence_ = 0;
   uint64_t broadcast_sequence_ = 0;
   Step step_ = Step::idle;
-  uint64_t sequence_ = 0;  // the step's gather or broadcast
-  uint64_t taken_ = 0;     // a bit per child whose gather bundle came
-  Clock::time_point step_started_;
-  bool summoned_ = false;            // this gather called its missing children
+  uint64_t sequence_ = 0;            // the step's gather or broadcast
+  uint64_t taken_ = 0;               // a bit per child whose gather bundle came
   std::vector<Link*> step_sending_;  // links with the step's frame pending
-  uint64_t summoned_sequence_ = 0;   // the latest gather the parent called
   std::vector<uint8_t> bundle_;
   std::vector<uint8_t> payload_;  // the broadcast's
   std::vector<std::vector<uint8_t>> spare_buffers_;
   std::vector<pollfd> caller_polls_;
 
+  // The latest round a neighbour called this rank to (written under
+  // io_mutex_).
+  std::atomic<uint64_t> summoned_round_{0};
   std::mutex round_callback_mutex_;
   std::function<void()> round_callback_;
 };

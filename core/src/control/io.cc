@@ -68,13 +68,12 @@ void ControlPlane::Impl::dispatch(Link& link, FrameType type,
       bool from_parent = type == FrameType::broadcast;
       if (link.is_parent != from_parent || size < 8) break;
       push_inbound(link, payload, size);
-      if (!from_parent) notify_round_called();
       return;
     }
     case FrameType::summon:
-      if (!link.is_parent || size < 8) break;
-      summoned_sequence_ =
-          std::max(summoned_sequence_, control::get_u64(payload));
+      if (size < 8) break;
+      if (control::get_u64(payload) > summoned_round_.load())
+        summoned_round_.store(control::get_u64(payload));
       notify_round_called();
       return;
     case FrameType::failure: {

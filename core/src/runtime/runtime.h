@@ -148,7 +148,8 @@ class Runtime {
   void gather_requests(const Held& progress);
   // Tests the round begun until it is done (true) or `until` has come,
   // driving the data path meanwhile: another rank may need this one's part
-  // of a task before it can join the round.
+  // of a task before it can join the round. Waiting longer than spin_time,
+  // it calls the ranks that sleep outside the round to it.
   bool wait_round(const Held& progress,
                   std::chrono::steady_clock::time_point until);
   bool test_round(const Held& progress);
@@ -331,6 +332,12 @@ class Runtime {
   // plane in its gather or its broadcast.
   enum class Round { kNone, kBits, kGather, kBroadcast };
   Round round_ = Round::kNone;
+  // Rounds begun (the same count on every rank: rounds are collective),
+  // and whether this one has called the neighbours in the control plane's
+  // tree to it (ControlPlane::summon), once it waited spin_time.
+  uint64_t rounds_begun_ = 0;
+  std::chrono::steady_clock::time_point round_began_;
+  bool summoned_ = false;
   bool progress_closed_ = false;     // the loop has ended: no caller drives
   std::exception_ptr caller_error_;  // a caller's step threw it
   std::vector<PendingOp*> incoming_;

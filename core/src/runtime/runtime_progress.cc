@@ -229,7 +229,8 @@ void Runtime::wait_for_next_cycle(Held& progress) {
       if (!caller_drives && !gathering) {
         if (now >= deadline || has_new_.exchange(false)) return;
         // Another rank began a round and waits for this one in it.
-        if (round_called_.exchange(false) && control_->round_called()) return;
+        if (round_called_.exchange(false)) control_->receive();
+        if (control_->round_called(rounds_begun_ + 1)) return;
         if (now >= spin_until && awaiting_others() &&
             idle_rounds_ < kIdleRoundsPerStep) {
           return;

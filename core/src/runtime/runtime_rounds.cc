@@ -27,6 +27,9 @@ constexpr auto kSendingNap = std::chrono::microseconds(100);
 bool Runtime::cycle(const Held& progress,
                     std::chrono::steady_clock::time_point until) {
   if (round_ == Round::kNone) {
+    ++rounds_begun_;
+    round_began_ = std::chrono::steady_clock::now();
+    summoned_ = false;
     gather_requests(progress);
     if (start_bit_round(progress)) {
       round_ = Round::kBits;
@@ -58,6 +61,10 @@ bool Runtime::wait_round(const Held& progress,
     // their own time.
     if (flight_) flight_->tick(now);
     if (now >= until) return false;
+    if (!summoned_ && now - round_began_ >= spin_time_) {
+      summoned_ = true;
+      control_->summon(rounds_begun_);
+    }
     if (!moved) {
       sleep_in_round(
           std::min<std::chrono::nanoseconds>(kRoundSleep, until - now));
@@ -88,7 +95,6 @@ void Runtime::start_control_round(const Held&) {
   requests_.busy = !executor_->idle();
   encode(requests_, request_bytes_);
   control_->start_gather(request_bytes_);
-  round_called_ = false;
   round_ = Round::kGather;
 }
 
