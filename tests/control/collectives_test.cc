@@ -1,8 +1,11 @@
 // gather and broadcast on 1..8 in-process ranks, small and 64 KiB messages,
 // several tree widths.
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "harness.h"
 
@@ -97,50 +100,101 @@ TEST(Collectives, BroadcastsAndGathersInterleaveInAnyAgreedOrder) {
   for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
 }
 
-// A chain (tree arity 1): each rank waits for its neighbour in the call.
-// A rank joins the gather only once its parent, waiting for it there, has
-// done a piece of work that only its `meanwhile` does; it joins the
-// broadcast only once its child has, waiting there for it. Without that
-// work neither call gets past its first rank. Once a call returns, its
-// work stops.
-TEST(Collectives, AWaitingRankDoesMeanwhileWhatTheOthersNeedFromIt) {
-  constexpr int kSize = 4;
+bool await_flag(const std::atomic<bool>& flag) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!flag.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return flag.load();
+}
+
+// A test reads what has come and returns: rank 0's gather and rank 1's
+// broadcast go on while their peer has not begun its part, and end once it
+// has.
+TEST(Collectives, ATestNeverWaitsForARankThatHasNotBegun) {
   FakeStore store;
-  auto options = test_options();
-  options.tree_arity = 1;
-  std::atomic<int> gather_work[kSize] = {};
-  std::atomic<int> broadcast_work[kSize] = {};
-  auto await_work = [](const std::atomic<int>& work) {
+  std::atomic<bool> rank1_may_gather{false};
+  std::atomic<bool> rank0_may_broadcast{false};
+  auto poll_until_done = [](auto&& test) {
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (work.load() == 0 && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!test()) {
+      if (std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    return work.load() > 0;
+    return true;
   };
   auto errors = run_ranks(
-      store, kSize, all_ranks(kSize), options, [&](ControlPlane& plane) {
+      store, 2, all_ranks(2), test_options(), [&](ControlPlane& plane) {
+        if (plane.rank() == 0) {
+          std::vector<std::vector<uint8_t>> gathered;
+          plane.start_gather({10});
+          auto began = std::chrono::steady_clock::now();
+          for (int i = 0; i < 20; ++i)
+            EXPECT_FALSE(plane.test_gather(&gathered));
+          EXPECT_LT(std::chrono::steady_clock::now() - began,
+                    std::chrono::milliseconds(500));
+          rank1_may_gather = true;
+          ASSERT_TRUE(
+              poll_until_done([&] { return plane.test_gather(&gathered); }));
+          EXPECT_EQ(gathered, (std::vector<std::vector<uint8_t>>{{10}, {11}}));
+          EXPECT_TRUE(await_flag(rank0_may_broadcast));
+          EXPECT_EQ(plane.broadcast({42}), std::vector<uint8_t>{42});
+        } else {
+          EXPECT_TRUE(await_flag(rank1_may_gather));
+          EXPECT_TRUE(plane.gather({11}).empty());
+          std::vector<uint8_t> payload;
+          plane.start_broadcast({});
+          for (int i = 0; i < 20; ++i)
+            EXPECT_FALSE(plane.test_broadcast(&payload));
+          rank0_may_broadcast = true;
+          ASSERT_TRUE(
+              poll_until_done([&] { return plane.test_broadcast(&payload); }));
+          EXPECT_EQ(payload, std::vector<uint8_t>{42});
+        }
+      });
+  for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
+}
+
+// Rank 1 begins a round alone and calls its neighbour, rank 0, to it,
+// which sleeps on the links until then and calls its own neighbours in
+// turn; rank 2, idle, hears it without any call of its own (its callback
+// fires) and round_called() says so. Nobody is called to the next round.
+TEST(Collectives, ARankThatBeganNoRoundIsCalledToIt) {
+  FakeStore store;
+  std::atomic<bool> called[3] = {};
+  std::atomic<int> listening{0};
+  auto errors = run_ranks(
+      store, 3, all_ranks(3), test_options(), [&](ControlPlane& plane) {
         const int r = plane.rank();
-        if (r > 0) {
-          EXPECT_TRUE(await_work(gather_work[r - 1]))
-              << "rank " << r - 1 << " did nothing while it waited to gather";
+        plane.on_round_called([&called, r] { called[r] = true; });
+        ++listening;
+        if (r == 0) {
+          auto until =
+              std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          std::vector<int> fds;
+          while (!plane.round_called(1) &&
+                 std::chrono::steady_clock::now() < until) {
+            fds.clear();
+            plane.wait_fds(fds);
+            std::vector<pollfd> polls;
+            for (int fd : fds) polls.push_back({fd, POLLIN, 0});
+            poll(polls.data(), polls.size(), 100);
+            plane.receive();
+          }
+          EXPECT_TRUE(plane.round_called(1));
+          plane.summon(1);
+        } else if (r == 1) {
+          while (listening.load() < 3) std::this_thread::yield();
+          plane.summon(1);
+        } else {
+          EXPECT_TRUE(await_flag(called[2])) << "rank 2 was not called";
+          EXPECT_TRUE(plane.round_called(1));
         }
-        plane.gather({uint8_t(r)}, [&] {
-          ++gather_work[r];
-          return true;
-        });
-        const int after_gather = gather_work[r].load();
-        if (r < kSize - 1) {
-          EXPECT_TRUE(await_work(broadcast_work[r + 1]))
-              << "rank " << r + 1 << " did nothing while it waited for the "
-              << "broadcast";
+        auto gathered = plane.gather({uint8_t(r)});
+        EXPECT_EQ(plane.broadcast({9}), std::vector<uint8_t>{9});
+        EXPECT_FALSE(plane.round_called(2));
+        if (r == 0) {
+          EXPECT_EQ(gathered.size(), 3u);
         }
-        EXPECT_EQ(plane.broadcast({7},
-                                  [&] {
-                                    ++broadcast_work[r];
-                                    return false;
-                                  }),
-                  std::vector<uint8_t>{7});
-        EXPECT_EQ(gather_work[r].load(), after_gather);
       });
   for (auto& e : errors) EXPECT_EQ(e, nullptr) << describe(e);
 }

@@ -36,7 +36,7 @@ ScriptedRank::Frame ScriptedRank::next_frame(int fd) {
     uint32_t size;
     bool bad;
     while (reader.next(&type, &data, &size, &bad))
-      if (type != FrameType::heartbeat)
+      if (type != FrameType::heartbeat && type != FrameType::summon)
         return {type, std::vector<uint8_t>(data, data + size)};
     if (bad) throw std::runtime_error("scripted rank: malformed frame");
     pollfd p{fd, POLLIN, 0};

@@ -36,7 +36,7 @@ class ScriptedRank {
     control::FrameType type;
     std::vector<uint8_t> payload;
   };
-  Frame next_frame(int fd);  // skipping heartbeats; bounded wait
+  Frame next_frame(int fd);  // skipping heartbeats and summons; bounded wait
   void send(int fd, control::FrameType type,
             const std::vector<uint8_t>& payload);
   void relay_gather(const std::vector<uint8_t>& mine);

@@ -99,16 +99,6 @@ ControlPlane::~ControlPlane() = default;
 int ControlPlane::rank() const { return impl_->rank_; }
 int ControlPlane::size() const { return impl_->size_; }
 
-std::vector<std::vector<uint8_t>> ControlPlane::gather(
-    const std::vector<uint8_t>& mine, const Meanwhile& meanwhile) {
-  return impl_->gather(mine, Clock::time_point::max(), meanwhile);
-}
-
-std::vector<uint8_t> ControlPlane::broadcast(
-    const std::vector<uint8_t>& from_root, const Meanwhile& meanwhile) {
-  return impl_->broadcast(from_root, Clock::time_point::max(), meanwhile);
-}
-
 std::optional<PeerFailure> ControlPlane::failure() const {
   std::lock_guard<std::mutex> lock(impl_->failure_mutex_);
   return impl_->failure_;

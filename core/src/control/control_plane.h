@@ -68,24 +68,44 @@ class ControlPlane {
   int rank() const;
   int size() const;
 
-  // Work a waiting gather or broadcast does meanwhile; returns whether
-  // some of it is still pending.
-  using Meanwhile = std::function<bool()>;
-
-  // Collective over the world, called by every rank in the same order from
-  // one thread (the background thread). gather: the root receives every
-  // rank's message in rank order, others get {}. broadcast: every rank
-  // returns the root's message (the argument is ignored off the root).
+  // Collective over the world, called by every rank in the same order, one
+  // at a time (each finishes before the next starts), from one thread at a
+  // time. gather: the root receives every rank's message in rank order,
+  // others get {}. broadcast: every rank gets the root's message (the
+  // argument is ignored off the root).
   //
-  // While either waits for other ranks, `meanwhile` (when given) runs on
-  // this thread between looks at the links: work that another rank may
-  // need from this one before it can join (the data path). While it says
-  // work is pending, the wait naps at most 100 us between calls instead of
-  // sleeping until a message comes.
-  std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine,
-                                           const Meanwhile& meanwhile = {});
-  std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root,
-                                 const Meanwhile& meanwhile = {});
+  // start_* begins this rank's part; test_* moves it on as far as the
+  // links allow now, never waiting, and is true once it is done (the
+  // result then in the argument). Both throw hvd::Error once a failure is
+  // known.
+  void start_gather(const std::vector<uint8_t>& mine);
+  bool test_gather(std::vector<std::vector<uint8_t>>* gathered);
+  void start_broadcast(const std::vector<uint8_t>& from_root);
+  bool test_broadcast(std::vector<uint8_t>* payload);
+  // Blocking forms: start, then test until done, spinning for spin_time,
+  // then sleeping on the links.
+  std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine);
+  std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root);
+
+  // Waiting between tests, or idle: the sockets to poll (readable: a frame
+  // came) are appended to `fds`. A test with bytes still to write wants a
+  // short nap instead of a sleep (sending()).
+  void wait_fds(std::vector<int>& fds) const;
+  bool sending() const;
+  // Rounds of the caller's (any collective step every rank takes in the
+  // same order, numbered from 1): a rank waiting in round `round` calls
+  // its neighbours in the tree to it, and they theirs when they wait too,
+  // so a rank that sleeps with nothing to do joins at once. round_called:
+  // whether a rank called this one to round `round` or a later one, in
+  // what has been read from the links; receive() reads what has come (a
+  // caller that slept on wait_fds calls it once one was readable).
+  void summon(uint64_t round);
+  bool round_called(uint64_t round) const;
+  void receive();
+  // Called when a summons arrives while no call of this rank's reads the
+  // links (from the control plane's thread), so a
+  // rank sleeping elsewhere can wake up and look.
+  void on_round_called(std::function<void()> callback);
 
   // A failure seen here or reported by any rank; empty while healthy.
   std::optional<PeerFailure> failure() const;

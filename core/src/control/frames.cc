@@ -28,6 +28,8 @@ const char* frame_type_name(FrameType type) {
       return "failure";
     case FrameType::bye:
       return "bye";
+    case FrameType::summon:
+      return "summon";
   }
   return "unknown";
 }

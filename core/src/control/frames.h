@@ -24,6 +24,7 @@ enum class FrameType : uint32_t {
   broadcast = 6,  // parent -> child: u64 sequence, then the payload
   failure = 7,    // either way: FailureNote
   bye = 8,        // either way: the sender is leaving normally
+  summon = 9,     // either way: u64, a round the sender waits in
 };
 
 const char* frame_type_name(FrameType type);
@@ -40,7 +41,7 @@ constexpr uint32_t kMaxFramePayload = 1u << 30;
 // makes room for it.
 constexpr uint32_t kMaxHandshakePayload = 64 * 1024;
 constexpr uint32_t kProtocolMagic = 0x43445648;  // "HVDC"
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
 
 void put_u32(uint8_t* out, uint32_t value);
 void put_u64(uint8_t* out, uint64_t value);

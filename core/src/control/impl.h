@@ -1,9 +1,9 @@
 // Inside the control plane. Two threads touch the links:
 //
-// - the caller (the background thread) in gather/broadcast reads and writes
-//   the sockets itself: it spins briefly, then sleeps in poll() on every
-//   link, so a message is handled on the thread that needs it, with no
-//   hand-off (and runs its data path meanwhile, when it gives one);
+// - the caller, in start/test of a gather or broadcast, reads and writes
+//   the sockets itself, never waiting (the blocking forms spin briefly,
+//   then sleep in poll() on every link between tests), so a message is
+//   handled on the thread that needs it, with no hand-off;
 // - the monitor thread sends heartbeats, checks silence, floods failure
 //   notes, runs the failure callback, and reads the sockets only while the
 //   caller is not in a call (then it sleeps in poll() on them, so a failure
@@ -40,9 +40,6 @@ using control::InboundMessage;
 using control::Link;
 
 struct ControlPlane::Impl {
-  // The longest a wait sleeps while the caller's other work is pending.
-  static constexpr auto kMeanwhileNap = std::chrono::microseconds(100);
-
   Impl(Bootstrap& bootstrap, const ControlPlaneOptions& options);
   ~Impl();
 
@@ -60,25 +57,36 @@ struct ControlPlane::Impl {
   // Startup failed with `why`: tell the neighbours and close without bye.
   void abandon(const std::string& why);
 
-  // collectives.cc
-  std::vector<std::vector<uint8_t>> gather(
-      const std::vector<uint8_t>& mine, Clock::time_point deadline,
-      const ControlPlane::Meanwhile& meanwhile = {});
+  // collectives.cc: a gather or broadcast is a step at a time, each
+  // under io_mutex_ (the advance_* functions); the blocking forms wait
+  // between them until `deadline`.
+  enum class Step { idle, gathering, awaiting_parent, sending };
+  void begin(Step step);
+  void start_gather_locked(const std::vector<uint8_t>& mine);
+  bool advance_gather(std::vector<std::vector<uint8_t>>* gathered);
+  void start_broadcast_locked(const std::vector<uint8_t>& from_root);
+  bool advance_broadcast(std::vector<uint8_t>* payload);
+  // Children's bundles that have come, merged; true once all have.
+  bool take_children();
+  // Queues a frame of the step on `link` (sent as far as the socket
+  // takes it) and remembers the link until flush_step() has sent it all.
+  void send_step_frame(Link& link, control::FrameType type,
+                       const control::FrameWriter::Part* parts, size_t count);
+  bool flush_step();
+  std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine,
+                                           Clock::time_point deadline);
   std::vector<uint8_t> broadcast(const std::vector<uint8_t>& from_root,
-                                 Clock::time_point deadline,
-                                 const ControlPlane::Meanwhile& meanwhile = {});
+                                 Clock::time_point deadline);
+  void notify_round_called();
 
-  // With io_mutex_ held (in `io`): reads every link until done() is true,
-  // spinning for spin_time, then sleeping in poll(); runs `meanwhile`
-  // (when given, without the lock) between looks. `writing` is a link
-  // whose pending bytes also wait for the socket. Throws once a failure is
-  // known (except while writing: a frame already begun is finished, so the
-  // peer can still read what follows), and HVD_ERR_TIMEOUT at `deadline`.
-  template <typename Done, typename What>
-  void wait_until(std::unique_lock<std::mutex>& io, Done&& done, Link* writing,
-                  Clock::time_point deadline, What&& what,
-                  const ControlPlane::Meanwhile& meanwhile = {});
-  void sleep_on_links(std::unique_lock<std::mutex>& io, Link* writing,
+  // With io_mutex_ held (in `io`): runs done() (which reads the links)
+  // until it is true, spinning for spin_time, then sleeping in poll() on
+  // every link; HVD_ERR_TIMEOUT at `deadline`, naming waiting_for().
+  template <typename Done>
+  void wait_until(std::unique_lock<std::mutex>& io, Done&& done,
+                  Clock::time_point deadline);
+  std::string waiting_for() const;
+  void sleep_on_links(std::unique_lock<std::mutex>& io,
                       Clock::time_point deadline);
 
   // io.cc: reading and writing links.
@@ -88,12 +96,6 @@ struct ControlPlane::Impl {
                 uint32_t size);
   void push_inbound(Link& link, const uint8_t* payload, uint32_t size);
   void recycle(std::vector<uint8_t>&& buffer);
-  // Sends one frame with tx held, waiting (and reading all links) until the
-  // socket has taken it. Throws when the link is gone.
-  void send_frame(std::unique_lock<std::mutex>& io, Link& link,
-                  control::FrameType type,
-                  const control::FrameWriter::Part* parts, size_t count,
-                  Clock::time_point deadline);
   // With tx held: sends the failure note the link is owed, without waiting.
   void send_owed_note(Link& link);
   // With tx held, after a send or flush: liveness and backlog bookkeeping.
@@ -163,34 +165,33 @@ struct ControlPlane::Impl {
   // The caller's state (guarded by io_mutex_).
   uint64_t gather_sequence_ = 0;
   uint64_t broadcast_sequence_ = 0;
+  Step step_ = Step::idle;
+  uint64_t sequence_ = 0;            // the step's gather or broadcast
+  uint64_t taken_ = 0;               // a bit per child whose gather bundle came
+  std::vector<Link*> step_sending_;  // links with the step's frame pending
   std::vector<uint8_t> bundle_;
+  std::vector<uint8_t> payload_;  // the broadcast's
   std::vector<std::vector<uint8_t>> spare_buffers_;
   std::vector<pollfd> caller_polls_;
+
+  // The latest round a neighbour called this rank to (written under
+  // io_mutex_).
+  std::atomic<uint64_t> summoned_round_{0};
+  std::mutex round_callback_mutex_;
+  std::function<void()> round_callback_;
 };
 
-template <typename Done, typename What>
+template <typename Done>
 void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,
-                                    Done&& done, Link* writing,
-                                    Clock::time_point deadline, What&& what,
-                                    const ControlPlane::Meanwhile& meanwhile) {
+                                    Done&& done, Clock::time_point deadline) {
   Clock::time_point spin_end = Clock::time_point::min();
   for (;;) {
     if (done()) return;
-    if (!writing && failed_.load()) throw_failure();
-    drain_all();
-    if (done()) return;
-    if (!writing && failed_.load()) throw_failure();
-    bool pending = false;
-    if (meanwhile) {
-      io.unlock();
-      pending = meanwhile();
-      io.lock();
-    }
     auto now = Clock::now();
     if (now >= deadline)
-      throw Error(HVD_ERR_TIMEOUT, "control plane: rank " +
-                                       std::to_string(rank_) +
-                                       " timed out waiting for " + what());
+      throw Error(HVD_ERR_TIMEOUT,
+                  "control plane: rank " + std::to_string(rank_) +
+                      " timed out waiting for " + waiting_for());
     if (spin_end == Clock::time_point::min())
       spin_end = now + options_.spin_time;
     if (now < spin_end) {
@@ -198,9 +199,7 @@ void ControlPlane::Impl::wait_until(std::unique_lock<std::mutex>& io,
       sched_yield();
       continue;
     }
-    sleep_on_links(
-        io, writing,
-        pending ? std::min(deadline, now + kMeanwhileNap) : deadline);
+    sleep_on_links(io, deadline);
   }
 }
 

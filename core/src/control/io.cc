@@ -70,6 +70,12 @@ void ControlPlane::Impl::dispatch(Link& link, FrameType type,
       push_inbound(link, payload, size);
       return;
     }
+    case FrameType::summon:
+      if (size < 8) break;
+      if (control::get_u64(payload) > summoned_round_.load())
+        summoned_round_.store(control::get_u64(payload));
+      notify_round_called();
+      return;
     case FrameType::failure: {
       control::FailureNote note;
       if (!control::decode(payload, size, &note)) break;
@@ -137,47 +143,14 @@ void ControlPlane::Impl::send_owed_note(Link& link) {
   if (!ok) link_failed(link, socket_error_reason(error));
 }
 
-void ControlPlane::Impl::send_frame(std::unique_lock<std::mutex>& io,
-                                    Link& link, FrameType type,
-                                    const control::FrameWriter::Part* parts,
-                                    size_t count, Clock::time_point deadline) {
-  std::unique_lock<std::mutex> tx(link.tx_mutex);
-  if (!link.open()) throw_link_gone(link);
-  send_owed_note(link);
-  bool ok = link.open() && link.writer.send(link.fd, type, parts, count);
-  int error = errno;
-  after_send(link);
-  if (!ok) {
-    if (link.open()) link_failed(link, socket_error_reason(error));
-    throw_link_gone(link);
-  }
-  if (!link.writer.pending()) return;
-  auto flushed = [&] {
-    if (!link.open()) throw_link_gone(link);
-    bool flush_ok = link.writer.flush(link.fd);
-    int flush_error = errno;
-    after_send(link);
-    if (!flush_ok) {
-      link_failed(link, socket_error_reason(flush_error));
-      throw_link_gone(link);
-    }
-    return !link.writer.pending();
-  };
-  wait_until(io, flushed, &link, deadline, [&] {
-    return "rank " + std::to_string(link.peer) + " to take a " +
-           control::frame_type_name(type) + " message";
-  });
-}
-
 void ControlPlane::Impl::sleep_on_links(std::unique_lock<std::mutex>& io,
-                                        Link* writing,
                                         Clock::time_point deadline) {
   caller_polls_.clear();
   caller_polls_.push_back({caller_wake_fd_, POLLIN, 0});
   for (auto& link : links_) {
     if (!link->open()) continue;
     short events = POLLIN;
-    if (link.get() == writing) events |= POLLOUT;
+    if (link->tx_backlog.load()) events |= POLLOUT;
     caller_polls_.push_back({link->fd, events, 0});
   }
   // A safety net: even a lost wake-up costs at most one heartbeat interval.

@@ -588,7 +588,8 @@ void Engine::set_oversubscribed(bool on) {
       pinned ? std::chrono::microseconds(2) : std::chrono::nanoseconds(0);
 }
 
-void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
+void Engine::wait(std::chrono::nanoseconds max_sleep,
+                  std::span<const int> extra_fds) {
   // The spin is timed from the first wait() after the last activity (the
   // data path only counts activity: a clock read per message costs more
   // than the message), not restarted by each wait(): a rank descheduled
@@ -605,24 +606,23 @@ void Engine::wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
     return;
   }
   constexpr auto kNap = std::chrono::microseconds(100);
-  pollfd fds[8];
-  nfds_t n = 0;
+  wait_polls_.clear();
   for (const auto& t : transports_) {
     const hvd_transport_api& api = t->api();
     int fd = api.wait_fd ? api.wait_fd(t->instance()) : -1;
-    if (fd < 0 || n == 7) {
+    if (fd < 0) {
       max_sleep = std::min<std::chrono::nanoseconds>(max_sleep, kNap);
       continue;
     }
     if (api.wait_arm && api.wait_arm(t->instance()) == HVD_AGAIN) return;
-    fds[n++] = {fd, POLLIN, 0};
+    wait_polls_.push_back({fd, POLLIN, 0});
   }
-  if (extra_fd >= 0) fds[n++] = {extra_fd, POLLIN, 0};
+  for (int fd : extra_fds) wait_polls_.push_back({fd, POLLIN, 0});
   if (max_sleep <= std::chrono::nanoseconds::zero()) return;
   timespec ts;
   ts.tv_sec = static_cast<time_t>(max_sleep.count() / 1000000000);
   ts.tv_nsec = static_cast<long>(max_sleep.count() % 1000000000);
-  ppoll(fds, n, &ts, nullptr);
+  ppoll(wait_polls_.data(), wait_polls_.size(), &ts, nullptr);
 }
 
 void Engine::abort(hvd_status reason, int32_t peer) {

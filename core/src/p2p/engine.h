@@ -20,11 +20,14 @@
 // Everything here runs on the background thread except abort().
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -169,8 +172,8 @@ class Engine {
   // is counted, and timed at the next wait(), so the data path reads no
   // clock);
   // past it, wait() sleeps on the transports' wait fds
-  // (armed first) and `extra_fd` for at most `max_sleep`. A transport without
-  // a wait fd limits the sleep to a short nap.
+  // (armed first) and `extra_fds` for at most `max_sleep`. A transport
+  // without a wait fd limits the sleep to a short nap.
   void set_spin_time(std::chrono::nanoseconds spin) { spin_ = spin; }
   // This rank shares its cores with more ranks of its host than they
   // number (core_sharing.h): a waiting rank then yields its core at every
@@ -178,7 +181,10 @@ class Engine {
   // core), as the peer it waits for may need it.
   void set_oversubscribed(bool on);
   void note_activity() { ++activity_; }
-  void wait(std::chrono::nanoseconds max_sleep, int extra_fd);
+  void wait(std::chrono::nanoseconds max_sleep, std::span<const int> extra_fds);
+  void wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
+    wait(max_sleep, std::span<const int>(&extra_fd, extra_fd >= 0 ? 1 : 0));
+  }
 
   // Any thread: every transport fails its pending requests with `reason`.
   void abort(hvd_status reason, int32_t peer);
@@ -233,8 +239,9 @@ class Engine {
   bool oversubscribed_ = false;
   std::chrono::nanoseconds pure_spin_{0};  // before the first yield
   std::chrono::steady_clock::time_point last_activity_;
-  uint64_t activity_ = 0;       // note_activity() calls
-  uint64_t activity_seen_ = 0;  // activity_ when last_activity_ was set
+  uint64_t activity_ = 0;           // note_activity() calls
+  uint64_t activity_seen_ = 0;      // activity_ when last_activity_ was set
+  std::vector<pollfd> wait_polls_;  // wait()'s, kept for their storage
 };
 
 }  // namespace hvd::p2p

@@ -110,6 +110,11 @@ void Runtime::start(const hvd_init_options* options) {
 
   control_ = std::make_unique<ControlPlane>(*bootstrap_, config_);
   control_->on_failure([this](const PeerFailure& f) { note_failure(f); });
+  // An idle rank joins a round another rank began as soon as it is called.
+  control_->on_round_called([this] {
+    round_called_ = true;
+    if (sleeping_) wake();
+  });
 
   loader_ = std::make_unique<PluginLoader>(PluginLoader::default_search_path(
       config_.get_strings("plugins.search_path")));
@@ -436,25 +441,6 @@ bool Runtime::input_ready(PendingOp* op) {
   return true;
 }
 
-bool Runtime::cycle(const Held& progress,
-                    std::chrono::steady_clock::time_point until) {
-  if (round_ == Round::kNone) {
-    gather_requests(progress);
-    round_ = start_bit_round(progress) ? Round::kBits : Round::kControl;
-  }
-  if (round_ == Round::kBits) {
-    if (!wait_bit_round(progress, until)) return false;
-    round_ = finish_bit_round(progress) ? Round::kNone : Round::kControl;
-    if (round_ == Round::kNone) return true;
-  }
-  // The control plane's gather waits for every rank without a deadline: a
-  // waiting caller with a timeout leaves it to the background thread.
-  if (until != std::chrono::steady_clock::time_point::max()) return false;
-  control_round(progress);
-  round_ = Round::kNone;
-  return true;
-}
-
 void Runtime::gather_requests(const Held& progress) {
   last_cycle_ = std::chrono::steady_clock::now();
   if (flight_) flight_->tick(last_cycle_);
@@ -520,29 +506,6 @@ void Runtime::gather_requests(const Held& progress) {
   }
   waiting_.resize(kept);
   offer_cached(progress);
-}
-
-void Runtime::control_round(const Held& progress) {
-  ++control_rounds_;
-  requests_.busy = !executor_->idle();
-  encode(requests_, request_bytes_);
-  const ControlPlane::Meanwhile meanwhile = [this, &progress] {
-    return drive_in_round(progress);
-  };
-  std::vector<std::vector<uint8_t>> gathered =
-      control_->gather(request_bytes_, meanwhile);
-  if (rank_ == 0) {
-    ResponseList list;
-    coordinate(progress, gathered, list);
-    if (autotuner_) tune(list, true);
-    if (stall_) inspect_stalls(list);
-    encode(list, response_bytes_);
-  }
-  std::vector<uint8_t> in = control_->broadcast(response_bytes_, meanwhile);
-  ResponseList list = decode_responses(in);
-  report_stalls(list);
-  data_path_quiet_ = !list.busy;
-  run_responses(progress, list);
 }
 
 void Runtime::run_responses(const Held& progress, ResponseList& list) {
@@ -620,27 +583,10 @@ void Runtime::coordinate(const Held& progress,
 
 bool Runtime::drive(const Held& progress) {
   try {
-    if (round_error_) std::rethrow_exception(std::exchange(round_error_, {}));
     return executor_->progress();
   } catch (const Error& e) {
     data_path_failed(progress, e);
   }
-}
-
-bool Runtime::drive_in_round(const Held&) {
-  // A round may wait long for a late rank: ops that finish meanwhile get
-  // their own time.
-  if (flight_) flight_->tick(std::chrono::steady_clock::now());
-  if (round_error_) return false;
-  try {
-    executor_->progress();
-  } catch (const Error&) {
-    // Reported after the round: a dead rank fails the round itself, and
-    // the control plane's word on who is at fault comes first.
-    round_error_ = std::current_exception();
-    return false;
-  }
-  return !executor_->idle();
 }
 
 void Runtime::data_path_failed(const Held&, const Error& e) {

@@ -136,27 +136,40 @@ class Runtime {
   // The cycle's steps take the progress lock's proof (progress_lock.h):
   // whoever holds it owns the state below under "the progress lock's".
   using Held = ProgressLock::Held;
-  // One round of negotiation, resumed where the last holder of the progress
-  // lock left it: false when `until` came first (a waiting caller's spin
-  // or timeout; a caller with one leaves a round over the control plane to
-  // the background thread, as the gather there waits without a deadline).
+  // runtime_rounds.cc. One round of negotiation, resumed where the last
+  // holder of the progress lock left it: false when `until` came first (a
+  // waiting caller's spin or timeout). A round by cache bits and one over
+  // the control plane are the same kind of step: started, then tested
+  // while the data path goes on, until done.
   bool cycle(const Held& progress,
              std::chrono::steady_clock::time_point until =
                  std::chrono::steady_clock::time_point::max());
   // The ops ready here, into requests_.
   void gather_requests(const Held& progress);
-  // Gather to rank 0, coordinate, broadcast, run.
-  void control_round(const Held& progress);
+  // Tests the round begun until it is done (true) or `until` has come,
+  // driving the data path meanwhile: another rank may need this one's part
+  // of a task before it can join the round. Waiting longer than spin_time,
+  // it calls the ranks that sleep outside the round to it.
+  bool wait_round(const Held& progress,
+                  std::chrono::steady_clock::time_point until);
+  bool test_round(const Held& progress);
+  // Sleeps for at most `most` on what can move the round: the data path,
+  // the wake fd and, in a round over the control plane, its links.
+  void sleep_in_round(std::chrono::nanoseconds most);
+  // Over the control plane: gather to rank 0, which coordinates, then
+  // broadcast; every rank runs the list.
+  void start_control_round(const Held& progress);
+  bool test_control_round(const Held& progress);
+  void finish_control_round(const Held& progress);
   // runtime_cache_sync.cc: a round without the coordinator. Every rank
   // ANDs its cache bits with the others' (and ORs its reasons to negotiate)
   // in one small allreduce over the data path; when no rank has a reason,
   // all run the cached responses every member has ready, in the same
-  // order. start: false where bits cannot be used this cycle; wait: false
-  // when `until` came first; finish: false when some rank needs full
+  // order. start: false where bits cannot be used this cycle; test: true
+  // once every rank's bits are in; finish: false when some rank needs full
   // negotiation.
   bool start_bit_round(const Held& progress);
-  bool wait_bit_round(const Held& progress,
-                      std::chrono::steady_clock::time_point until);
+  bool test_bit_round(const Held& progress);
   bool finish_bit_round(const Held& progress);
   uint64_t reasons_to_negotiate() const;
   // Fused and planned data responses of cached entries ready on every
@@ -187,10 +200,6 @@ class Runtime {
   void throw_if_peer_failed();
   // Executor progress; reports fatal data-path errors.
   bool drive(const Held& progress);
-  // The data path inside a round over the control plane: another rank may
-  // need this one's part of a task before it can join the round. Returns
-  // whether the executor is still busy; an error waits for drive().
-  bool drive_in_round(const Held& progress);
   void await_verdict();  // waits a moment for the control plane's failure
   void drain(const Held& progress);
   bool input_ready(PendingOp* op);
@@ -302,6 +311,8 @@ class Runtime {
   // spins).
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> wake_written_{false};  // the wake fd may be readable
+  // A peer called this rank to a round (ControlPlane::on_round_called).
+  std::atomic<bool> round_called_{false};
   std::atomic<bool> failed_{false};
   ProgressLock progress_;
   // Every transport and reducer may be called from a waiting thread (ABI
@@ -317,16 +328,25 @@ class Runtime {
 
   // The progress lock's: its holder's, the background thread's or a
   // driving caller's.
-  enum class Round { kNone, kBits, kControl };
-  Round round_ = Round::kNone;       // a round begun and not finished
+  // A round begun and not finished: by cache bits, or over the control
+  // plane in its gather or its broadcast.
+  enum class Round { kNone, kBits, kGather, kBroadcast };
+  Round round_ = Round::kNone;
+  // Rounds begun (the same count on every rank: rounds are collective),
+  // and whether this one has called the neighbours in the control plane's
+  // tree to it (ControlPlane::summon), once it waited spin_time.
+  uint64_t rounds_begun_ = 0;
+  std::chrono::steady_clock::time_point round_began_;
+  bool summoned_ = false;
   bool progress_closed_ = false;     // the loop has ended: no caller drives
   std::exception_ptr caller_error_;  // a caller's step threw it
-  std::exception_ptr round_error_;   // the data path threw it in a round
   std::vector<PendingOp*> incoming_;
   std::vector<PendingOp*> waiting_;  // submitted here, inputs not ready yet
   std::vector<PendingOp*> cached_waiting_;  // kAwaitingCacheBits
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;
+  std::vector<std::vector<uint8_t>> gathered_;  // rank 0's, in a round
+  std::vector<int> round_fds_;                  // what sleep_in_round polls
   std::vector<size_t> candidates_;
   // A cache-bit round's ready bits per process set and its responses,
   // kept from round to round (their storage is reused).

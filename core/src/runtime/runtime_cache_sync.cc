@@ -47,10 +47,6 @@ std::string describe(uint64_t reasons) {
   return out;
 }
 
-// How long the background thread sleeps at most between looks while the
-// exchange waits for slower ranks (a failure wakes it at once).
-constexpr auto kSyncSleep = std::chrono::milliseconds(100);
-
 }  // namespace
 
 uint64_t Runtime::reasons_to_negotiate() const {
@@ -99,27 +95,11 @@ bool Runtime::start_bit_round(const Held&) {
   return true;
 }
 
-bool Runtime::wait_bit_round(const Held& progress,
-                             std::chrono::steady_clock::time_point until) {
-  while (true) {
-    bool done = false;
-    try {
-      done = cache_sync_->test();
-    } catch (const Error& e) {
-      data_path_failed(progress, e);
-    }
-    if (done) return true;
-    // The data path goes on meanwhile: a slower rank may need this one's
-    // part of a response already running to reach the exchange.
-    bool moved = drive(progress);
-    throw_if_peer_failed();
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= until) return false;
-    if (!moved) {
-      engine_->wait(std::min<std::chrono::nanoseconds>(kSyncSleep, until - now),
-                    wake_fd_);
-      drain_wake_fd();
-    }
+bool Runtime::test_bit_round(const Held& progress) {
+  try {
+    return cache_sync_->test();
+  } catch (const Error& e) {
+    data_path_failed(progress, e);
   }
 }
 

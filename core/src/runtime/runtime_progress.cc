@@ -16,9 +16,11 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "common/log.h"
+#include "control/control_plane.h"
 #include "p2p/engine.h"
 #include "p2p/transport.h"
 #include "plugin/abi_minors.h"
@@ -128,8 +130,6 @@ bool Runtime::drive_until_done(hvd_handle_s* handle,
         }
         left_work = !executor_->idle() || awaiting_others() ||
                     !waiting_.empty() || has_new_ || round_ != Round::kNone;
-        // A round over the control plane is the background thread's.
-        if (round_ == Round::kControl && sleeping_) wake();
       } catch (...) {
         // The background thread fails everything, as for its own errors.
         caller_error_ = std::current_exception();
@@ -199,8 +199,8 @@ void Runtime::wait_for_next_cycle(Held& progress) {
   // for spin_time before it sleeps: the next op usually comes within
   // microseconds of the last one's completion, and a wake-up from sleep
   // costs tens of them. A rank with ops that wait for other ranks goes on
-  // to the next round at once (it waits in the control plane's gather,
-  // which returns as soon as the last rank arrives) rather than making a
+  // to the next round at once (the round ends as soon as the last rank
+  // arrives) rather than making a
   // rank that arrives later wait for its cycle time; once rounds have come
   // back empty for a while (ranks in different calls, a late peer), it
   // keeps the slowed cycle too, so that ranks waiting for each other do
@@ -228,6 +228,9 @@ void Runtime::wait_for_next_cycle(Held& progress) {
       const bool caller_drives = callers_driving_ > 0;
       if (!caller_drives && !gathering) {
         if (now >= deadline || has_new_.exchange(false)) return;
+        // Another rank began a round and waits for this one in it.
+        if (round_called_.exchange(false)) control_->receive();
+        if (control_->round_called(rounds_begun_ + 1)) return;
         if (now >= spin_until && awaiting_others() &&
             idle_rounds_ < kIdleRoundsPerStep) {
           return;
@@ -248,15 +251,26 @@ void Runtime::wait_for_next_cycle(Held& progress) {
           std::chrono::duration_cast<std::chrono::seconds>(left).count());
       ts.tv_nsec = static_cast<long>((left - std::chrono::seconds(ts.tv_sec)) /
                                      std::chrono::nanoseconds(1));
-      pollfd fd{wake_fd_, POLLIN, 0};
+      // Not gathering, a frame on the control plane's links wakes it too:
+      // a peer may call it to a round (round_called).
+      std::vector<pollfd> polls{{wake_fd_, POLLIN, 0}};
+      if (!gathering) {
+        round_fds_.clear();
+        control_->wait_fds(round_fds_);
+        for (int fd : round_fds_) polls.push_back({fd, POLLIN, 0});
+      }
       sleeping_ = !gathering;
       progress.release_while([&] {
         // An enqueue from here on sees sleeping_ and writes the wake fd.
-        if (gathering || !has_new_) ppoll(&fd, 1, &ts, nullptr);
+        if (gathering || !has_new_)
+          ppoll(polls.data(), polls.size(), &ts, nullptr);
         sleeping_ = false;
       });
       rethrow_caller_error(progress);
       drain_wake_fd();
+      for (size_t i = 1; i < polls.size(); ++i) {
+        if (polls[i].revents != 0) round_called_ = true;
+      }
     } else {
       if (now >= busy_deadline) return;
       // Ops that came while the data path is busy are negotiated at the
