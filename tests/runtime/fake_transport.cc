@@ -158,7 +158,8 @@ const hvd_transport_api kApi = [] {
 
 hvd_status comm_create(hvd_transport* t, const hvd_team* team,
                        hvd_coll_comm** out) {
-  if (t->options.create_again_first && t->comm_create_calls++ == 0) {
+  if (t->options.create_never_done ||
+      (t->options.create_again_first && t->comm_create_calls++ == 0)) {
     return HVD_AGAIN;
   }
   auto* c = new FakeComm;

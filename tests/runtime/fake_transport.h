@@ -23,6 +23,7 @@ struct FakeOptions {
   uint32_t mem_kinds = HVD_MEM_BIT(HVD_MEM_HOST);
   FakeCollectivesLog* collectives_log = nullptr;  // none: nothing is counted
   bool create_again_first = false;  // the first comm_create answers HVD_AGAIN
+  bool create_never_done = false;   // every comm_create answers HVD_AGAIN
 };
 
 struct FakeMessage {

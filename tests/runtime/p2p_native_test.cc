@@ -4,6 +4,7 @@
 // a team reached over two transports has no native collectives.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -110,6 +111,24 @@ TEST_F(P2pNative, OneCommunicatorPerTeamAndTestThroughTheTransport) {
     EXPECT_EQ(fake_comm(sub_comm)->aborted, HVD_ERR_PEER_FAILED);
   }
   EXPECT_EQ(log.destroys, 2);  // when the engine went
+}
+
+// A member that never joins (stopped before it created its side): the
+// creation ends once the engine is interrupted, not at the 30 s timeout.
+TEST_F(P2pNative, CreationEndsWhenTheEngineIsInterrupted) {
+  FakeOptions never;
+  never.create_never_done = true;
+  World w(2, {fake_collectives_transport_api()}, never);
+  const auto start = std::chrono::steady_clock::now();
+  w.engine.set_interrupted([&] {
+    return std::chrono::steady_clock::now() - start >
+           std::chrono::milliseconds(100);
+  });
+  hvd_coll_comm* comm = nullptr;
+  EXPECT_EQ(Engine::api()->native(&w.p, &comm), nullptr);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            NativeComms::kCreateTimeout / 3);
 }
 
 TEST_F(P2pNative, NoneForATeamOverTwoTransports) {

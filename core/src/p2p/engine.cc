@@ -522,7 +522,7 @@ const hvd_transport_collectives* Engine::native(hvd_p2p_s* p,
   }
   if (!serving) return nullptr;
   const hvd_transport_collectives* ext =
-      native_comms_.get(*p->team, serving, comm);
+      native_comms_.get(*p->team, serving, comm, interrupted_);
   if (ext) {
     p->native_transport = serving;
     memo.members = p->team->world_ranks();

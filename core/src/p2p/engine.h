@@ -134,6 +134,13 @@ class Engine {
   // call answers HVD_ERR_UNSUPPORTED. Not owned; must outlive the tasks.
   void set_nested(NestedCollectives* nested) { nested_ = nested; }
 
+  // Waits of the engine that no transport bounds (a native communicator's
+  // creation, which waits for every member) end once `interrupted` returns
+  // true; the runtime's: a failure was noted. Called on the waiting thread.
+  void set_interrupted(std::function<bool()> interrupted) {
+    interrupted_ = std::move(interrupted);
+  }
+
   // Called once per failing peer, with a reason naming transport and peer.
   void set_failure_reporter(
       std::function<void(int32_t peer, const std::string& reason)> reporter);
@@ -231,6 +238,7 @@ class Engine {
   std::vector<hvd_p2p_request_s*> nested_live_;
   NativeComms native_comms_;
   std::function<void(int32_t, const std::string&)> reporter_;
+  std::function<bool()> interrupted_;
   std::vector<bool> reported_;
   std::atomic<bool> aborted_{false};
   std::atomic<int32_t> abort_peer_{-1};  // the rank abort() named

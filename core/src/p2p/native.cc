@@ -6,9 +6,9 @@
 
 namespace hvd::p2p {
 
-const hvd_transport_collectives* NativeComms::get(const Team& team,
-                                                  Transport* transport,
-                                                  hvd_coll_comm** comm) {
+const hvd_transport_collectives* NativeComms::get(
+    const Team& team, Transport* transport, hvd_coll_comm** comm,
+    const std::function<bool()>& interrupted) {
   *comm = nullptr;
   const hvd_transport_collectives* ext = transport->collectives();
   if (ext == nullptr) return nullptr;
@@ -30,17 +30,21 @@ const hvd_transport_collectives* NativeComms::get(const Team& team,
   entry.transport = transport;
   auto deadline = std::chrono::steady_clock::now() + kCreateTimeout;
   hvd_status s = HVD_AGAIN;
-  while (s == HVD_AGAIN && std::chrono::steady_clock::now() < deadline) {
+  bool stopped = false;
+  while (s == HVD_AGAIN && std::chrono::steady_clock::now() < deadline &&
+         !(stopped = interrupted && interrupted())) {
     s = ext->comm_create(transport->instance(), team.view(), &entry.comm);
-    if (s == HVD_AGAIN) std::this_thread::yield();
+    if (s == HVD_AGAIN) std::this_thread::sleep_for(kCreatePoll);
   }
   if (s != HVD_OK) {
     entry.comm = nullptr;
+    const std::string why =
+        stopped        ? "given up: a failure was noted"
+        : s == HVD_AGAIN ? "comm_create did not finish within 30 s"
+                         : "comm_create failed";
     HVD_LOG(WARNING) << transport->error(
         "native collectives for a team of " + std::to_string(team.size()) +
-        " rank(s) unavailable: comm_create " +
-        (s == HVD_AGAIN ? std::string("did not finish within 30 s")
-                        : std::string("failed")));
+        " rank(s) unavailable: " + why);
   } else {
     HVD_LOG(DEBUG) << transport->name() << ": native communicator for "
                    << team.size() << " rank(s)";

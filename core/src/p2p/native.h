@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -27,8 +28,12 @@ class NativeComms {
 
   // The extension of `transport` and its communicator for `team`; NULL
   // (and *comm = NULL) when the transport has none or creation failed.
-  const hvd_transport_collectives* get(const Team& team, Transport* transport,
-                                       hvd_coll_comm** comm);
+  // Creation waits for every member, sleeping between tries, until
+  // kCreateTimeout or until `interrupted` returns true (a member may have
+  // stopped before it joined: only the control plane can tell).
+  const hvd_transport_collectives* get(
+      const Team& team, Transport* transport, hvd_coll_comm** comm,
+      const std::function<bool()>& interrupted);
   // comm_destroy for every communicator (before the transports finalize).
   void clear();
   // comm_abort for every communicator, and for those created later.
@@ -36,6 +41,8 @@ class NativeComms {
 
   // How long comm_create may keep answering HVD_AGAIN.
   static constexpr std::chrono::seconds kCreateTimeout{30};
+  // How long it sleeps between two comm_create calls that answer HVD_AGAIN.
+  static constexpr std::chrono::microseconds kCreatePoll{50};
 
  private:
   struct Entry {

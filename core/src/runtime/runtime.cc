@@ -131,6 +131,9 @@ void Runtime::start(const hvd_init_options* options) {
         transport_fault_peer_ = peer;
         transport_fault_ = reason;
       });
+  // A member that stopped before it joined a native communicator would
+  // keep the background thread in its creation until its timeout.
+  engine_->set_interrupted([this] { return failed_.load(); });
   verdict_wait_ = std::min<std::chrono::nanoseconds>(
       config_.get_duration("runtime.peer_timeout"), std::chrono::seconds(1));
   p2p::build_mesh(*engine_, *loader_, config_, *bootstrap_, start_timeout);
