@@ -334,7 +334,11 @@ class Runtime {
   Round round_ = Round::kNone;
   // Rounds begun (the same count on every rank: rounds are collective),
   // and whether this one has called the neighbours in the control plane's
-  // tree to it (ControlPlane::summon), once it waited spin_time.
+  // tree to it (ControlPlane::summon) once it waited spin_time, or needs
+  // not: only a round that carries something new (requests, cache bits, a
+  // shutdown) calls them. A rank that waits for a late peer's op gains
+  // nothing by calling that peer's idle thread to round after round; its
+  // rounds go at the peer's idle pace (cycle_interval) and it sleeps.
   uint64_t rounds_begun_ = 0;
   std::chrono::steady_clock::time_point round_began_;
   bool summoned_ = false;

@@ -29,8 +29,9 @@ bool Runtime::cycle(const Held& progress,
   if (round_ == Round::kNone) {
     ++rounds_begun_;
     round_began_ = std::chrono::steady_clock::now();
-    summoned_ = false;
     gather_requests(progress);
+    summoned_ = requests_.requests.empty() && requests_.cache_hits.empty() &&
+                requests_.cache_stale.empty() && !requests_.shutdown;
     if (start_bit_round(progress)) {
       round_ = Round::kBits;
     } else {
