@@ -95,7 +95,8 @@ def _allreduce_name(name):
     if full is None:
         if len(_allreduce_names) >= _NAME_CACHE_LIMIT:
             _allreduce_names.clear()
-        full = _allreduce_names[name] = "allreduce." + name
+        full = _allreduce_names[name] = _op_name("allreduce", name,
+                                                 global_process_set)
     return full
 
 
