@@ -1,4 +1,4 @@
-// Negotiation by cache bits alone (runtime_cache_sync.cc) through the C
+// Negotiation by cache bits alone (cycle_cache_bits.cc) through the C
 // API, as one job (horovodrun -np N, N >= 2). Steps of the same cached
 // allreduces, enqueued in reverse order on odd ranks and with one rank
 // late now and then, run without the control plane; steps that mix them

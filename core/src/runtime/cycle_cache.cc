@@ -1,4 +1,4 @@
-// The response cache's part of the background thread's cycle
+// The response cache's part of the cycle
 // (response_cache.h): offering cached ops by their bits, the coordinator's
 // AND over each set's members, and every rank applying the same changes in
 // the order of the response list.
@@ -9,39 +9,40 @@
 #include "runtime/process_set.h"
 #include "runtime/reducers.h"
 #include "runtime/response_cache.h"
-#include "runtime/runtime.h"
+#include "runtime/cycle.h"
+#include "runtime/process_sets.h"
 #include "runtime/stall_inspector.h"
 
 namespace hvd::runtime {
 
-void Runtime::plan(Response& r, const ProcessSet& set) {
+void Cycle::choose_reducer(Response& r, const ProcessSet& set) {
   if (r.kind != ResponseKind::kData) return;
-  reducers_->candidates(r.collective, r.op, r.dtype, set.planning_team->view(),
+  reducers_.candidates(r.collective, r.op, r.dtype, set.planning_team->view(),
                         r.mem_kind, response_bytes(r, set.size()), "",
                         candidates_);
-  r.reducer = candidates_.empty() ? "" : reducers_->at(candidates_[0]).name();
+  r.reducer = candidates_.empty() ? "" : reducers_.at(candidates_[0]).name();
   if (preferred_reducer_.empty()) return;
   for (size_t index : candidates_) {
-    if (reducers_->at(index).name() == preferred_reducer_) {
+    if (reducers_.at(index).name() == preferred_reducer_) {
       r.reducer = preferred_reducer_;  // the autotuner's, where it can run
       return;
     }
   }
 }
 
-void Runtime::offer_cached(const Held&) {
+void Cycle::offer_cached(const Held&) {
   requests_.cache_hits.clear();
   requests_.cache_stale.clear();
   // Looked up again each cycle: every rank's cache is the same at the start
   // of a cycle, so a bit means the same entry on all of them.
   size_t kept = 0;
-  for (PendingOp* op : cached_waiting_) {
-    const ProcessSet* set = find_set(op->request.process_set);
+  for (PendingOp* op : sets_.cached_waiting) {
+    const ProcessSet* set = sets_.find(op->request.process_set);
     uint32_t bit = 0;
     switch (cache_->lookup(op->request, set->rank, &bit)) {
       case ResponseCache::Lookup::kHit:
         set_bit(requests_.cache_hits, bit);
-        cached_waiting_[kept++] = op;
+        sets_.cached_waiting[kept++] = op;
         continue;
       case ResponseCache::Lookup::kStale:
         set_bit(requests_.cache_stale, bit);
@@ -52,10 +53,10 @@ void Runtime::offer_cached(const Held&) {
     op->state = OpState::kNegotiating;
     requests_.requests.push_back(op->request);
   }
-  cached_waiting_.resize(kept);
+  sets_.cached_waiting.resize(kept);
 }
 
-void Runtime::coordinate_cached(const Held&,
+void Cycle::coordinate_cached(const Held&,
                                 const std::vector<RequestList>& lists,
                                 ResponseList& out) {
   if (cache_->capacity() == 0) return;
@@ -70,19 +71,17 @@ void Runtime::coordinate_cached(const Held&,
     merge(any_hit, list.cache_hits);
   }
   // Ready bits, per process set, in bit order.
-  std::vector<std::vector<Response>> ready(sets_.size());
+  const auto& sets = sets_.all();
+  std::vector<std::vector<Response>> ready(sets.size());
   for (uint32_t bit = 0; bit < any_hit.size() * 64; ++bit) {
     if (!test_bit(any_hit, bit) || !cache_->in_use(bit) ||
         test_bit(stale, bit)) {
       continue;
     }
     const Response& cached = cache_->at(bit);
-    size_t index = 0;
-    while (index < sets_.size() && sets_[index]->id != cached.process_set) {
-      ++index;
-    }
-    if (index == sets_.size()) continue;
-    const ProcessSet& set = *sets_[index];
+    const size_t index = sets_.index_of(cached.process_set);
+    if (index == sets.size()) continue;
+    const ProcessSet& set = *sets[index];
     int32_t hits = 0, joined = 0;
     for (int32_t k = 0; k < set.size(); ++k) {
       if (test_bit(lists[set.world_ranks[k]].cache_hits, bit)) {
@@ -124,19 +123,20 @@ void Runtime::coordinate_cached(const Held&,
   }
 }
 
-void Runtime::cached_responses(std::vector<std::vector<Response>>& ready,
+void Cycle::cached_responses(std::vector<std::vector<Response>>& ready,
                                ResponseList& out) {
-  for (size_t i = 0; i < sets_.size(); ++i) {
+  const auto& sets = sets_.all();
+  for (size_t i = 0; i < sets.size(); ++i) {
     if (ready[i].empty()) continue;
     for (Response& r :
-         fuse(std::move(ready[i]), fusion_threshold_, sets_[i]->size())) {
-      plan(r, *sets_[i]);
+         fuse(std::move(ready[i]), fusion_threshold_, sets[i]->size())) {
+      choose_reducer(r, *sets[i]);
       out.responses.push_back(std::move(r));
     }
   }
 }
 
-void Runtime::apply_cache(const Held&, ResponseList& list) {
+void Cycle::apply_cache(const Held&, ResponseList& list) {
   for (Response& r : list.responses) {
     if (r.cache_bits.empty()) continue;
     // As it came over the control plane: bits and reducer alone. (The
@@ -148,7 +148,7 @@ void Runtime::apply_cache(const Held&, ResponseList& list) {
       }
     }
     for (uint32_t bit : r.cache_bits) cache_->touch(bit);
-    ProcessSet* set = find_set(r.process_set);
+    ProcessSet* set = sets_.find(r.process_set);
     if (!set || !set->member()) continue;
     for (const Entry& e : r.entries) {
       auto it = set->negotiating.find(e.name);
@@ -160,12 +160,12 @@ void Runtime::apply_cache(const Held&, ResponseList& list) {
     if (r.cache_bits.empty()) cache_->put(r);
   }
   // Ops a cached response now runs are the executor's.
-  cached_waiting_.erase(
-      std::remove_if(cached_waiting_.begin(), cached_waiting_.end(),
-                     [](PendingOp* op) {
-                       return op->state != OpState::kAwaitingCacheBits;
-                     }),
-      cached_waiting_.end());
+  std::vector<PendingOp*>& cached = sets_.cached_waiting;
+  cached.erase(std::remove_if(cached.begin(), cached.end(),
+                              [](PendingOp* op) {
+                                return op->state != OpState::kAwaitingCacheBits;
+                              }),
+               cached.end());
 }
 
 }  // namespace hvd::runtime

@@ -1,4 +1,4 @@
-// The response cache's fast path (Runtime::negotiate_by_cache_bits), as
+// The response cache's fast path (Cycle::negotiate_by_cache_bits), as
 // Horovod's CacheCoordinator: when no rank has anything the cache cannot
 // stand for, a cycle is one bitwise allreduce of the cache bits over the
 // data path (p2p/and_allreduce.h) instead of a gather to the coordinator
@@ -18,7 +18,9 @@
 #include "runtime/fusion.h"
 #include "runtime/process_set.h"
 #include "runtime/response_cache.h"
-#include "runtime/runtime.h"
+#include "runtime/cycle.h"
+#include "runtime/failure.h"
+#include "runtime/process_sets.h"
 #include "runtime/stall_inspector.h"
 
 namespace hvd::runtime {
@@ -49,13 +51,13 @@ std::string describe(uint64_t reasons) {
 
 }  // namespace
 
-uint64_t Runtime::reasons_to_negotiate() const {
+uint64_t Cycle::reasons_to_negotiate() const {
   uint64_t reasons = 0;
   if (!requests_.requests.empty()) reasons |= kRequests;
   if (requests_.shutdown) reasons |= kShutdown;
   if (pending_tuning_) reasons |= kTuned;
   const auto now = std::chrono::steady_clock::now();
-  for (const auto& set : sets_) {
+  for (const auto& set : sets_.all()) {
     if (set->join) reasons |= kJoined;
     if (!stall_check_ || (reasons & kLongWait)) continue;
     for (const auto& [name, op] : set->negotiating) {
@@ -69,12 +71,11 @@ uint64_t Runtime::reasons_to_negotiate() const {
   return reasons;
 }
 
-bool Runtime::start_bit_round(const Held&) {
+bool Cycle::start_cache_bits_round(const Held&) {
   // Cache bits queue behind data on the transports' connections: while a
   // large response may still run somewhere, the control plane is quicker.
   if (!data_path_quiet_) return false;
-  if (!p2p::AndAllreduce::tags_apart(*engine_,
-                                     static_cast<uint32_t>(next_set_id_))) {
+  if (!p2p::AndAllreduce::tags_apart(engine_, sets_.next_id())) {
     return false;
   }
   const uint32_t bits = cache_->bit_count();
@@ -83,11 +84,10 @@ bool Runtime::start_bit_round(const Held&) {
   const std::vector<uint64_t>& hits = requests_.cache_hits;
   std::copy_n(hits.begin(), std::min(hits.size(), sync_words_.size() - 1),
               sync_words_.begin() + 1);
-  bool outsider = false;
-  for (const auto& set : sets_) outsider = outsider || !set->member();
+  const bool outsider = sets_.has_outsider_sets();
   for (uint32_t bit = 0; outsider && bit < bits; ++bit) {
     if (!cache_->in_use(bit)) continue;
-    const ProcessSet* set = find_set(cache_->at(bit).process_set);
+    const ProcessSet* set = sets_.find(cache_->at(bit).process_set);
     if (set && !set->member()) sync_words_[1 + bit / 64] |= 1ull << (bit % 64);
   }
 
@@ -95,15 +95,15 @@ bool Runtime::start_bit_round(const Held&) {
   return true;
 }
 
-bool Runtime::test_bit_round(const Held& progress) {
+bool Cycle::test_cache_bits_round(const Held&) {
   try {
     return cache_sync_->test();
   } catch (const Error& e) {
-    data_path_failed(progress, e);
+    failure_.data_path_failed(e);
   }
 }
 
-bool Runtime::finish_bit_round(const Held& progress) {
+bool Cycle::finish_cache_bits_round(const Held& progress) {
   const uint32_t bits = cache_->bit_count();
   const std::vector<uint64_t>& all = cache_sync_->result();
   const uint64_t reasons = ~all[0];
@@ -112,24 +112,22 @@ bool Runtime::finish_bit_round(const Held& progress) {
                    << describe(reasons);
     return false;
   }
-  ++bit_rounds_;
-  // The ready bits by process set (sets_ order), each set's in bit order;
+  ++cache_bits_rounds_;
+  // The ready bits by process set (ProcessSets::all() order), each set's in bit order;
   // the responses are fused and planned from the cache in place.
-  ready_bits_.resize(sets_.size());
+  const auto& sets = sets_.all();
+  ready_bits_.resize(sets.size());
   for (std::vector<uint32_t>& set_bits : ready_bits_) set_bits.clear();
   for (uint32_t bit = 0; bit < bits; ++bit) {
     if (!((all[1 + bit / 64] >> (bit % 64)) & 1) || !cache_->in_use(bit)) {
       continue;
     }
     const Response& cached = cache_->at(bit);
-    size_t index = 0;
-    while (index < sets_.size() && sets_[index]->id != cached.process_set) {
-      ++index;
-    }
-    if (index == sets_.size()) continue;
+    const size_t index = sets_.index_of(cached.process_set);
+    if (index == sets.size()) continue;
     if (stall_) stall_->resolved(cached.process_set, cached.entries[0].name);
     // Every member had it ready by this round.
-    if (timeline_.on()) mark_arrived(*sets_[index], cached.entries[0].name);
+    if (timeline_.on()) mark_arrived(*sets[index], cached.entries[0].name);
     ready_bits_[index].push_back(bit);
   }
   // Only the responses change between rounds: the list's other fields stay
@@ -137,13 +135,13 @@ bool Runtime::finish_bit_round(const Held& progress) {
   ResponseList& list = bit_list_;
   list.responses.clear();
   auto at = [this](uint32_t bit) -> const Response& { return cache_->at(bit); };
-  for (size_t i = 0; i < sets_.size(); ++i) {
+  for (size_t i = 0; i < sets.size(); ++i) {
     if (ready_bits_[i].empty()) continue;
     const size_t first = list.responses.size();
-    fuse_cached(ready_bits_[i], at, fusion_threshold_, sets_[i]->size(),
+    fuse_cached(ready_bits_[i], at, fusion_threshold_, sets[i]->size(),
                 list.responses);
     for (size_t r = first; r < list.responses.size(); ++r) {
-      plan(list.responses[r], *sets_[i]);
+      choose_reducer(list.responses[r], *sets[i]);
     }
   }
   if (autotuner_) tune(list, false);

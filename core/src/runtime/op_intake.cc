@@ -1,0 +1,174 @@
+#include "runtime/op_intake.h"
+
+#include <utility>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "runtime/adapters.h"
+#include "runtime/flight_recorder.h"
+#include "runtime/handle.h"
+#include "runtime/process_sets.h"
+#include "runtime/wakeup.h"
+
+namespace hvd::runtime {
+namespace {
+
+std::chrono::steady_clock::time_point from_ns(int64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+}  // namespace
+
+OpIntake::OpIntake(int32_t rank, std::chrono::nanoseconds spin_time,
+                   ProcessSets& sets, Wakeup& wakeup, FlightRecorder* flight)
+    : rank_(rank),
+      spin_time_(spin_time),
+      sets_(sets),
+      wakeup_(wakeup),
+      flight_(flight) {}
+
+std::string OpIntake::key_of(const PendingOp& op) {
+  std::string key = std::to_string(op.request.process_set) + "/";
+  if (op.collective() == HVD_COLL_JOIN) return key + "join";
+  return key + op.name();
+}
+
+hvd_handle_s* OpIntake::enqueue(const hvd_op& op,
+                                const std::function<void(Request&)>& adjust) {
+  std::unique_ptr<PendingOp> p;
+  hvd_handle_s* handle = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopped_) {
+      if (stop_status_ == HVD_ERR_SHUT_DOWN && shutdown_rank_ != rank_ &&
+          !early_shutdown_logged_) {
+        early_shutdown_logged_ = true;
+        HVD_LOG(ERROR) << "rank " << shutdown_rank_
+                       << " shut down (hvd_shutdown) while rank " << rank_
+                       << " still submits ops";
+      }
+      throw Error(stop_status_, stop_message_);
+    }
+    std::unique_lock<std::mutex> registry = sets_.lock();
+    ProcessSet* set = sets_.find(op.process_set);
+    if (!set) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_enqueue: process set " +
+                                                std::to_string(op.process_set) +
+                                                " does not exist");
+    }
+    if (!set->member()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  "hvd_enqueue: rank " + std::to_string(rank_) +
+                      " is not a member of process set " +
+                      std::to_string(set->id));
+    }
+    uint64_t& counter = set->unnamed;
+    const char* kind = op.collective == HVD_COLL_JOIN ? "join." : "barrier.";
+    p = std::make_unique<PendingOp>(make_pending_op(
+        op, set->size(), set->rank, kind + std::to_string(counter)));
+    if (adjust) adjust(p->request);
+    std::string key = key_of(*p);
+    if (in_flight_.count(key)) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  p->describe() +
+                      ": an op of this name is already in flight "
+                      "on process set " +
+                      std::to_string(set->id) +
+                      " (names must be unique among ops in flight)");
+    }
+    if (p->adapter) adapter_acquire(p->adapter);
+    if ((!op.name || !*op.name) &&
+        (op.collective == HVD_COLL_BARRIER || op.collective == HVD_COLL_JOIN)) {
+      ++counter;
+    }
+    p->handle = make_handle();
+    p->handle->spin = spin_time_;
+    handle = p->handle;
+    in_flight_.insert(std::move(key));
+    // From here the background thread owns the op (and may finish it at
+    // once).
+    submitted_.push_back(p.release());
+  }
+  const int64_t now =
+      std::chrono::steady_clock::now().time_since_epoch().count();
+  last_new_ns_.store(now, std::memory_order_relaxed);
+  if (!has_new_.exchange(true)) {
+    first_new_ns_.store(now, std::memory_order_relaxed);
+  }
+  wakeup_.wake_if_sleeping();
+  return handle;
+}
+
+void OpIntake::complete(PendingOp* op, hvd_status status,
+                        const std::string& message, int32_t blamed) {
+  std::string text = message;
+  if (status != HVD_OK && text.empty()) text = op->describe() + " failed";
+  if (flight_) {
+    flight_->done(*op, status == HVD_OK, status == HVD_OK ? -1 : blamed);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_flight_.erase(key_of(*op));
+  }
+  if (op->adapter) {
+    op->adapter->api->done(op->adapter->ctx, op->adapter_op, status,
+                           text.c_str());
+    adapter_release(op->adapter);
+  }
+  if (op->done) op->done(op->user, status, text.c_str());
+  // Freed before the waiter wakes: where it shares this thread's core, it
+  // runs as soon as this thread yields.
+  hvd_handle_s* handle = op->handle;
+  delete op;
+  finish_handle(handle, status, text);
+  unref_handle(handle);
+}
+
+void OpIntake::take_submitted(std::vector<PendingOp*>& into) {
+  into.clear();
+  std::lock_guard<std::mutex> lock(mutex_);
+  into.swap(submitted_);
+}
+
+void OpIntake::visit_submitted(
+    const std::function<void(PendingOp*)>& fn) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (PendingOp* op : submitted_) fn(op);
+}
+
+void OpIntake::stop(hvd_status status, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = true;
+  stop_status_ = status;
+  stop_message_ = message;
+}
+
+void OpIntake::note_shutdown(int32_t shutdown_rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  shutdown_rank_ = shutdown_rank;
+}
+
+void OpIntake::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = true;
+}
+
+bool OpIntake::stopped() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopped_;
+}
+
+bool OpIntake::has_ops_in_flight() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !in_flight_.empty();
+}
+
+std::chrono::steady_clock::time_point OpIntake::first_new() const {
+  return from_ns(first_new_ns_.load(std::memory_order_relaxed));
+}
+
+std::chrono::steady_clock::time_point OpIntake::last_new() const {
+  return from_ns(last_new_ns_.load(std::memory_order_relaxed));
+}
+
+}  // namespace hvd::runtime
