@@ -160,7 +160,7 @@ void Cycle::gather_requests(const Held& progress) {
     }
     if (stall_check_) op->negotiating_since = std::chrono::steady_clock::now();
     if (flight_) flight_->submitted(*op, set->world_ranks);
-    op->state = OpState::kNegotiating;
+    op->move_to(OpState::kNegotiating);
     if (op->collective() == HVD_COLL_JOIN) {
       set->join = op;
     } else {
@@ -170,7 +170,7 @@ void Cycle::gather_requests(const Held& progress) {
         op->collective() != HVD_COLL_JOIN &&
         op->collective() != HVD_COLL_BARRIER &&
         op->collective() != HVD_COLL_ALLTOALL) {
-      op->state = OpState::kAwaitingCacheBits;
+      op->move_to(OpState::kAwaitingCacheBits);
       sets_.cached_waiting.push_back(op);
       continue;
     }

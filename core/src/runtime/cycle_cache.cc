@@ -50,7 +50,7 @@ void Cycle::offer_cached(const Held&) {
       case ResponseCache::Lookup::kMiss:
         break;
     }
-    op->state = OpState::kNegotiating;
+    op->move_to(OpState::kNegotiating);
     requests_.requests.push_back(op->request);
   }
   sets_.cached_waiting.resize(kept);
@@ -152,7 +152,7 @@ void Cycle::apply_cache(const Held&, ResponseList& list) {
     if (!set || !set->member()) continue;
     for (const Entry& e : r.entries) {
       auto it = set->negotiating.find(e.name);
-      if (it != set->negotiating.end()) it->second->state = OpState::kQueued;
+      if (it != set->negotiating.end()) it->second->move_to(OpState::kQueued);
     }
   }
   for (uint32_t bit : list.cache_erase) cache_->erase(bit);
@@ -163,7 +163,7 @@ void Cycle::apply_cache(const Held&, ResponseList& list) {
   std::vector<PendingOp*>& cached = sets_.cached_waiting;
   cached.erase(std::remove_if(cached.begin(), cached.end(),
                               [](PendingOp* op) {
-                                return op->state != OpState::kAwaitingCacheBits;
+                                return op->state() != OpState::kAwaitingCacheBits;
                               }),
                cached.end());
 }

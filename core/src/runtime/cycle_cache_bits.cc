@@ -61,7 +61,7 @@ uint64_t Cycle::reasons_to_negotiate() const {
     if (set->join) reasons |= kJoined;
     if (!stall_check_ || (reasons & kLongWait)) continue;
     for (const auto& [name, op] : set->negotiating) {
-      if (op->state != OpState::kQueued &&
+      if (op->state() != OpState::kQueued &&
           now - op->negotiating_since > stall_fallback_) {
         reasons |= kLongWait;
         break;

@@ -70,7 +70,7 @@ void Cycle::apply_set_change(const Held&, const Response& r) {
 void Cycle::mark_queued(ProcessSet& set, const Response& response) {
   for (const Entry& e : response.entries) {
     auto it = set.negotiating.find(e.name);
-    if (it != set.negotiating.end()) it->second->state = OpState::kQueued;
+    if (it != set.negotiating.end()) it->second->move_to(OpState::kQueued);
   }
 }
 
@@ -81,7 +81,7 @@ void Cycle::fail_set_ops(ProcessSet* set, const std::string& message) {
   };
   std::vector<PendingOp*> doomed;
   for (auto it = set->negotiating.begin(); it != set->negotiating.end();) {
-    if (it->second->state == OpState::kQueued) {
+    if (it->second->state() == OpState::kQueued) {
       ++it;
       continue;
     }

@@ -76,7 +76,7 @@ PendingOp* Executor::take(ProcessSet* set, const std::string& name,
   }
   PendingOp* op = it->second;
   set->negotiating.erase(it);
-  op->state = OpState::kRunning;
+  op->move_to(OpState::kRunning);
   return op;
 }
 

@@ -119,6 +119,7 @@ void OpIntake::complete(PendingOp* op, hvd_status status,
   // Freed before the waiter wakes: where it shares this thread's core, it
   // runs as soon as this thread yields.
   hvd_handle_s* handle = op->handle;
+  op->move_to(OpState::kDone);
   delete op;
   finish_handle(handle, status, text);
   unref_handle(handle);

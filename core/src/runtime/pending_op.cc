@@ -12,6 +12,55 @@ std::string PendingOp::describe() const {
          request.name + "'";
 }
 
+const char* state_name(OpState state) {
+  switch (state) {
+    case OpState::kWaitingForInputs:
+      return "waiting for inputs";
+    case OpState::kNegotiating:
+      return "negotiating";
+    case OpState::kAwaitingCacheBits:
+      return "awaiting cache bits";
+    case OpState::kQueued:
+      return "queued";
+    case OpState::kRunning:
+      return "running";
+    case OpState::kDone:
+      return "done";
+  }
+  return "unknown";
+}
+
+void PendingOp::move_to(OpState to) {
+  const OpState from = state_;
+  bool allowed = from == to && from != OpState::kDone;
+  switch (to) {
+    case OpState::kWaitingForInputs:
+      break;
+    case OpState::kNegotiating:
+      allowed = allowed || from == OpState::kWaitingForInputs ||
+                from == OpState::kAwaitingCacheBits;
+      break;
+    case OpState::kAwaitingCacheBits:
+      allowed = allowed || from == OpState::kNegotiating;
+      break;
+    case OpState::kQueued:
+    case OpState::kRunning:
+      allowed = allowed || from == OpState::kNegotiating ||
+                from == OpState::kAwaitingCacheBits ||
+                (to == OpState::kRunning && from == OpState::kQueued);
+      break;
+    case OpState::kDone:
+      allowed = from != OpState::kDone;
+      break;
+  }
+  if (!allowed) {
+    throw Error(HVD_ERR_INTERNAL, describe() + ": cannot go from " +
+                                      state_name(from) + " to " +
+                                      state_name(to));
+  }
+  state_ = to;
+}
+
 std::string prefixed(const PendingOp& op, const std::string& message) {
   std::string what = op.describe();
   if (message.rfind(what, 0) == 0) return message;

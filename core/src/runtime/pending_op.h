@@ -18,14 +18,23 @@ namespace hvd::runtime {
 class FlightRing;
 
 // Where an op is on this rank, from hvd_enqueue until its handle is done
-// (the op is then freed).
+// (the op is then freed). The moves PendingOp::move_to allows:
+//
+//   kWaitingForInputs -> kNegotiating -> kAwaitingCacheBits
+//   kAwaitingCacheBits -> kNegotiating (the cache no longer has it)
+//   kNegotiating, kAwaitingCacheBits -> kQueued -> kRunning
+//   kNegotiating, kAwaitingCacheBits -> kRunning (a response runs at once)
+//   any state but kDone -> kDone (finished, failed or refused)
 enum class OpState {
   kWaitingForInputs,   // enqueued; its adapter or ready event says not yet
   kNegotiating,        // its request goes to the coordinator
   kAwaitingCacheBits,  // offered by its response cache bit each round
   kQueued,             // a response for it waits in the executor's queue
   kRunning,            // the executor runs its response
+  kDone,               // its handle is finished
 };
+
+const char* state_name(OpState state);
 
 struct PendingOp {
   hvd_handle_s* handle = nullptr;
@@ -40,20 +49,26 @@ struct PendingOp {
   void* adapter_op = nullptr;
   hvd_event ready_event = nullptr;
   hvd_stream stream = nullptr;  // where device memory is copied (staging)
-  // kAwaitingCacheBits until a cached response runs it (or the cache no
-  // longer has it: kNegotiating); a queued op is left to run when its
-  // process set is removed.
-  OpState state = OpState::kWaitingForInputs;
   // When it entered negotiation on this rank.
   std::chrono::steady_clock::time_point negotiating_since{};
   // Its entry in the flight recorder (flight_recorder.h), when recorded.
   FlightRing* flight_ring = nullptr;
   uint64_t flight_seq = 0;
 
+  // A queued op is left to run when its process set is removed.
+  OpState state() const { return state_; }
+  // The one place an op changes state. Throws hvd::Error HVD_ERR_INTERNAL
+  // naming the op and both states for a move the lifecycle has not (a
+  // bug); a move to the state it is in changes nothing.
+  void move_to(OpState to);
+
   const std::string& name() const { return request.name; }
   hvd_collective collective() const { return request.collective; }
   // "allreduce 'grad'", for messages.
   std::string describe() const;
+
+ private:
+  OpState state_ = OpState::kWaitingForInputs;
 };
 
 // `message` prefixed with "<collective> '<name>': " unless it starts so.
