@@ -85,7 +85,6 @@ void Failure::await_verdict() {
 void Failure::fail_everything(const ProgressLock::Held&, hvd_status status,
                               const std::string& message) {
   if (failed_everything_) return;
-  failed_everything_ = true;
   record(status, message);
   intake_->stop(status, message);
   if (status != HVD_ERR_SHUT_DOWN) {
@@ -115,6 +114,9 @@ void Failure::fail_everything(const ProgressLock::Held&, hvd_status status,
   std::vector<PendingOp*> late;
   intake_->take_submitted(late);
   for (PendingOp* op : late) fail(op);
+  // Only once it is through: a call that threw (a callback's error) leaves
+  // the rest to the next one.
+  failed_everything_ = true;
 }
 
 void Failure::record(hvd_status status, const std::string& message) {

@@ -60,7 +60,8 @@ class Failure {
   // the verdict, else `e`.
   [[noreturn]] void data_path_failed(const Error& e);
   // Fails every pending op and refuses every later one (`status`,
-  // `message`); HVD_ERR_SHUT_DOWN is the clean end. The first call only.
+  // `message`); HVD_ERR_SHUT_DOWN is the clean end. Once: a call after
+  // one that went through does nothing.
   void fail_everything(const ProgressLock::Held& progress, hvd_status status,
                        const std::string& message);
 
