@@ -49,8 +49,8 @@ given_outputs* given_outputs_read(PyObject* tensors) {
   }
   int64_t* next_dim = g->dims;
   for (Py_ssize_t i = 0; i < n; ++i) {
-    if (tensor_desc_fill(&g->tensors[i], &next_dim,
-                         sequence_item(tensors, i)) < 0) {
+    if (tensor_desc_fill(&g->tensors[i], &next_dim, sequence_item(tensors, i)) <
+        0) {
       given_outputs_free(g);
       return NULL;
     }

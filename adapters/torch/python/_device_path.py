@@ -17,7 +17,9 @@ where its outputs are allocated.
 The fake device (HOROVOD_TORCH_FAKE_DEVICE=1, or use_fake_device(True)):
 host tensors take the DEVICE route on the core's fake device (host memory
 with stream and event semantics), so the decisions, output allocation and
-shapes above run, through the core's device path, without a GPU.
+shapes above run, through the core's device path, without a GPU. The one
+exception: the direct allreduce of a lone contiguous host tensor on the
+global set (mpi_ops._direct_op), which never asks for a route.
 """
 
 import collections
