@@ -95,6 +95,18 @@ def test_allgather_uneven_rows(dtype, allocated):
     assert torch.equal(out, want)
 
 
+def test_allgather_under_one_name_again(allocated):
+    # The op's descriptor is cached under its name; the outputs are the
+    # call's own every time.
+    for step in range(3):
+        t = torch.full((RANK + step + 1,), float(step))
+        out = hvd.allgather(t, name="dp.again")
+        assert same_storage(out, allocated[-1])
+        assert out.tolist() == [float(step)] * sum(
+            r + step + 1 for r in range(SIZE))
+    assert len(allocated) == 3
+
+
 def test_grouped_allgather(allocated):
     tensors = [torch.full((RANK + 2,), float(RANK)),
                torch.full((SIZE - RANK, 2), float(RANK))]
