@@ -51,7 +51,7 @@ def same_storage(a, b):
     return a.data_ptr() == b.data_ptr() and a.shape == b.shape
 
 
-# ---- decisions ----------------------------------------------------------------
+# ---- decisions -------------------------------------------------------------
 
 def test_routes():
     t = torch.ones(3)
@@ -68,7 +68,8 @@ def test_routes():
 def test_shapes():
     rows = torch.tensor([[2, 0], [1, 4], [3, 1]])
     a, b = _device_path.allgather_outputs(
-        [torch.ones(2, 5, dtype=torch.float16), torch.ones(0, dtype=torch.int8)],
+        [torch.ones(2, 5, dtype=torch.float16),
+         torch.ones(0, dtype=torch.int8)],
         rows)
     assert a.shape == (6, 5) and a.dtype == torch.float16
     assert b.shape == (5,) and b.dtype == torch.int8
@@ -81,7 +82,7 @@ def test_shapes():
         _device_path.equal_splits(7, 3)
 
 
-# ---- every collective on the device route --------------------------------------
+# ---- every collective on the device route -----------------------------------
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES)
 def test_allgather_uneven_rows(dtype, allocated):
@@ -216,3 +217,15 @@ def test_outputs_of_the_wrong_shape_fail_the_op(monkeypatch):
     monkeypatch.setattr(_device_path, "allgather_outputs", too_short)
     with pytest.raises(HorovodInternalError, match="wrong dtype or shape"):
         hvd.allgather(torch.ones(2, 3), name="dp.wrong_shape")
+
+
+def test_an_output_missing_fails_the_op(monkeypatch):
+    def first_only(tensors, rows):
+        rows_out = int(rows[:, 0].sum())
+        return [_device_path.empty_like_on(tensors[0], (rows_out,))]
+
+    monkeypatch.setattr(_device_path, "allgather_outputs", first_only)
+    with pytest.raises(HorovodInternalError,
+                       match="could not allocate output 1"):
+        hvd.grouped_allgather([torch.ones(1), torch.ones(2)],
+                              name="dp.missing_output")
