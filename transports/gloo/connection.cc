@@ -441,9 +441,10 @@ void Connection::run_data() {
       return;
     }
     if (!ok || failure_ != HVD_OK) {
+      // Without a failure, only this side stops a wait (closing).
       if (w.req != nullptr) {
         finish(w.req, failure_ != HVD_OK ? failure_ : HVD_ERR_ABORTED,
-               failure_peer_, 0);
+               failure_ != HVD_OK ? failure_peer_ : transport_.rank(), 0);
         w.req = nullptr;
       }
       graveyard_.push_back(std::move(w));

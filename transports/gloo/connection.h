@@ -49,6 +49,8 @@ class Connection {
   // Any thread: every pending request completes with `reason` and `peer`,
   // and so does every later one.
   void abort(hvd_status reason, int32_t peer);
+  // Test only (fault_hook.h): closes the Gloo pair from this side.
+  void sever();
 
  private:
   using Buffer = gloo::transport::UnboundBuffer;

@@ -57,6 +57,9 @@ class Transport {
 
   // Any thread. Every connection's pending requests fail with `reason`.
   void abort(hvd_status reason, int32_t peer);
+  // Test only (fault_hook.h): aborts naming this rank and closes every
+  // connection's pair from inside, as a rank whose own links went down.
+  void sever();
   // HVD_OK, or the reason of an abort (and its peer).
   hvd_status aborted(int32_t* peer = nullptr) const {
     return abort_.reason(peer);

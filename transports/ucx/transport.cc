@@ -32,6 +32,21 @@ void endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
   owner->transport->endpoint_failed(owner->conn_id, status);
 }
 
+bool peer_failure(ucs_status_t status) {
+  switch (status) {
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_TIMED_OUT:
+    case UCS_ERR_IO_ERROR:  // what tcp and verbs report for a link torn down
+      return true;
+    default:
+      return false;
+  }
+}
+
 void fail_ucs(const std::string& what, ucs_status_t status) {
   fail(HVD_ERR_SYSTEM, "ucx: " + what + ": " + ucs_status_string(status));
 }
@@ -302,6 +317,10 @@ void Transport::abort(hvd_status reason, int32_t peer) {
   }
 }
 
+int32_t Transport::rank() const {
+  return hvd_transport_common::world_rank(host_);
+}
+
 hvd_status Transport::aborted() {
   return abort_.apply(
       [this](hvd_status reason, int32_t peer) { apply_abort(reason, peer); });
@@ -370,10 +389,16 @@ void Transport::ucx_finished(Request* r, ucs_status_t status, uint64_t length) {
       complete(r, HVD_OK, -1, r->send ? r->bytes : length);
     } else if (status == UCS_ERR_MESSAGE_TRUNCATED) {
       complete(r, HVD_ERR_TRUNCATED, peer, length);
-    } else if (status == UCS_ERR_CANCELED) {
-      complete(r, HVD_ERR_SHUT_DOWN, -1, 0);
-    } else {
+    } else if (peer_failure(status)) {
       complete(r, HVD_ERR_PEER_FAILED, peer, 0);
+    } else {
+      // This side's failure (a cancel, or UCX failing here): it names this
+      // rank, and the connection goes with it once UCX's callbacks are done
+      // (handle_failures), as for an endpoint error.
+      if (c != nullptr && status != UCS_ERR_CANCELED) {
+        failed_.push_back({c->id(), status});
+      }
+      complete(r, HVD_ERR_ABORTED, rank(), 0);
     }
   }
   if (r->reported) {

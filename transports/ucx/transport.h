@@ -61,6 +61,10 @@ class Transport {
 
   void abort(hvd_status reason, int32_t peer);  // any thread
   hvd_status aborted();  // applies a pending abort; its reason or HVD_OK
+  // Test only (fault_hook.h): aborts naming this rank and drops every
+  // endpoint at once, as a rank whose own links went down.
+  void sever();
+  int32_t rank() const;
 
   Request* new_request(Connection* conn, bool send, bool user, uint64_t bytes);
   // UCX's callback for `r` ran.
@@ -103,6 +107,10 @@ class Transport {
 // The endpoints' error handler (its argument is an EndpointOwner).
 void endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
 
+// Whether UCX's `status` for a transfer or an endpoint says that the peer,
+// or the way to it, failed; otherwise this side did (out of memory or
+// resources, a local device, a cancel).
+bool peer_failure(ucs_status_t status);
 // "UCX: <what>: <ucs_status_string>" as HVD_ERR_SYSTEM.
 [[noreturn]] void fail_ucs(const std::string& what, ucs_status_t status);
 
