@@ -14,6 +14,7 @@
 #include "common/host_access.h"
 #include "horovod_plugin/boundary.h"
 #include "horovod_plugin/enums.h"
+#include "horovod_plugin/fault_hook.h"
 #include "store.h"
 #include "transport.h"
 
@@ -303,6 +304,7 @@ hvd_status start(hvd_coll_comm* c, const char* what, hvd_stream stream,
                  hvd_request** req, Prepare&& prepare) {
   return guarded([&] {
     Comm* comm = as_comm(c);
+    hvd_plugin::fault::fault_point(comm->transport());
     if (stream != nullptr) {
       fail(HVD_ERR_UNSUPPORTED, std::string("gloo: ") + what +
                                     " moves host memory only (stream given)");
