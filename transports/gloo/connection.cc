@@ -595,6 +595,11 @@ void Connection::fail(hvd_status status, int32_t peer, const std::string& why) {
   fail_locked(status, peer);
 }
 
+int32_t Connection::failed_peer() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failure_ == HVD_ERR_PEER_FAILED ? failure_peer_ : -1;
+}
+
 void Connection::abort(hvd_status reason, int32_t peer) {
   std::lock_guard<std::mutex> lock(mu_);
   fail_locked(reason, peer);
