@@ -114,8 +114,7 @@ hvd_status Comm::call(const Body& body, int32_t* peer) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       hvd_transport_common::log(
-          transport_.host(),
-          failure_ != HVD_OK ? HVD_LOG_DEBUG : HVD_LOG_ERROR,
+          transport_.host(), failure_ != HVD_OK ? HVD_LOG_DEBUG : HVD_LOG_ERROR,
           "gloo: a collective of process set " + std::to_string(process_set_) +
               " failed: " + what);
       if (failure_ != HVD_OK) return failure_;  // aborted: finish names why

@@ -1,10 +1,11 @@
 // The test-only fault hook (horovod_plugin/fault_hook.h), built with
 // HOROVOD_FAULT_HOOKS alone: a rank whose data connections go down.
+#include "horovod_plugin/fault_hook.h"
+
 #include <exception>
 #include <vector>
 
 #include "connection.h"
-#include "horovod_plugin/fault_hook.h"
 #include "transport.h"
 
 HVD_PLUGIN_FAULT_HOOK_ENTRY

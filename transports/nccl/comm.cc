@@ -130,10 +130,9 @@ hvd_status Comm::step() {
     config.blocking = 0;
     ncclResult_t r = ncclCommInitRankConfig(&comm_, size(), id, rank_, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
-      break_on(r,
-                 "nccl: ncclCommInitRankConfig (" + std::to_string(size()) +
-                     " ranks, key " + exchange_.key() +
-                     "): " + nccl_error_text(r));
+      break_on(r, "nccl: ncclCommInitRankConfig (" + std::to_string(size()) +
+                      " ranks, key " + exchange_.key() +
+                      "): " + nccl_error_text(r));
       return hvd_plugin::refuse(failure_, why_);
     }
     initialising_ = true;
@@ -143,9 +142,9 @@ hvd_status Comm::step() {
   if (r == ncclSuccess && state == ncclInProgress) return HVD_AGAIN;
   if (r != ncclSuccess || state != ncclSuccess) {
     ncclResult_t bad = r != ncclSuccess ? r : state;
-    break_on(bad,
-               "nccl: creating the communicator of process set " +
-                   std::to_string(process_set_) + ": " + nccl_error_text(bad));
+    break_on(bad, "nccl: creating the communicator of process set " +
+                      std::to_string(process_set_) + ": " +
+                      nccl_error_text(bad));
     return hvd_plugin::refuse(failure_, why_);
   }
   cuda_check(cudaSetDevice(transport_.device()), "cudaSetDevice");
@@ -213,9 +212,9 @@ hvd_status Comm::post(
   } else if (res == ncclSuccess) {
     record(r);
   } else {
-    break_on(res,
-               "nccl: a collective of process set " +
-                   std::to_string(process_set_) + ": " + nccl_error_text(res));
+    break_on(res, "nccl: a collective of process set " +
+                      std::to_string(process_set_) + ": " +
+                      nccl_error_text(res));
     finish(r, failure_, failure_peer_);
   }
   return HVD_OK;

@@ -2,30 +2,12 @@
 // peer's when libfabric says the peer or the way to it went (or it stops
 // answering probes), this rank's (HVD_ERR_ABORTED) when the failure is on
 // this side.
-#include <rdma/fi_errno.h>
-
 #include "common/host_access.h"
+#include "fault_side.h"
 #include "horovod_plugin/boundary.h"
 #include "transport.h"
 
 namespace hvd_ofi {
-
-bool peer_failure(int err) {
-  switch (err) {
-    case FI_ECONNRESET:
-    case FI_ECONNREFUSED:
-    case FI_ECONNABORTED:
-    case FI_ENOTCONN:
-    case FI_EHOSTUNREACH:
-    case FI_ENETUNREACH:
-    case FI_ETIMEDOUT:
-    case FI_EREMOTEIO:
-    case FI_EIO:  // what tcp reports for a link torn down
-      return true;
-    default:
-      return false;
-  }
-}
 
 // HVD_ERR_ABORTED: closed, severed or failed on this side, so the requests
 // name this rank.

@@ -58,7 +58,7 @@ hvd_status ofi_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
   return Table::post_request(c, req, [&](Connection* conn, Request** r) {
     return conn->transport->isend(conn, buf, bytes, tag,
-                                reinterpret_cast<Registration*>(mr), r);
+                                  reinterpret_cast<Registration*>(mr), r);
   });
 }
 
@@ -66,7 +66,7 @@ hvd_status ofi_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
   return Table::post_request(c, req, [&](Connection* conn, Request** r) {
     return conn->transport->irecv(conn, buf, bytes, tag,
-                                reinterpret_cast<Registration*>(mr), r);
+                                  reinterpret_cast<Registration*>(mr), r);
   });
 }
 

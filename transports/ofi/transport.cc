@@ -602,7 +602,8 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
     }
     if (rc != -FI_EAGAIN) {
       release(r);
-      return refuse_post(c, "fi_tinject to rank " + std::to_string(c->peer_rank),
+      return refuse_post(c,
+                         "fi_tinject to rank " + std::to_string(c->peer_rank),
                          static_cast<int>(rc));
     }
     // Inject space is exhausted: a regular send may still go.
@@ -665,8 +666,7 @@ hvd_status Transport::irecv(Connection* c, void* buf, size_t bytes,
       progress();
       return HVD_AGAIN;
     }
-    return refuse_post(c,
-                       "fi_trecv from rank " + std::to_string(c->peer_rank),
+    return refuse_post(c, "fi_trecv from rank " + std::to_string(c->peer_rank),
                        static_cast<int>(rc));
   }
   r->in_fabric = true;

@@ -74,10 +74,6 @@ class Connection {
   PendingList pending;  // caller's requests not yet complete
 };
 
-// Whether libfabric's error `err` (positive) says the peer, or the way to
-// it, failed; otherwise this side did.
-bool peer_failure(int err);
-
 class Transport {
  public:
   explicit Transport(const hvd_host* host);

@@ -32,21 +32,6 @@ void endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
   owner->transport->endpoint_failed(owner->conn_id, status);
 }
 
-bool peer_failure(ucs_status_t status) {
-  switch (status) {
-    case UCS_ERR_CONNECTION_RESET:
-    case UCS_ERR_ENDPOINT_TIMEOUT:
-    case UCS_ERR_UNREACHABLE:
-    case UCS_ERR_REJECTED:
-    case UCS_ERR_NOT_CONNECTED:
-    case UCS_ERR_TIMED_OUT:
-    case UCS_ERR_IO_ERROR:  // what tcp and verbs report for a link torn down
-      return true;
-    default:
-      return false;
-  }
-}
-
 void fail_ucs(const std::string& what, ucs_status_t status) {
   fail(HVD_ERR_SYSTEM, "ucx: " + what + ": " + ucs_status_string(status));
 }

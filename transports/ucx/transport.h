@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "fault_side.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
 #include "options.h"
@@ -107,10 +108,6 @@ class Transport {
 // The endpoints' error handler (its argument is an EndpointOwner).
 void endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
 
-// Whether UCX's `status` for a transfer or an endpoint says that the peer,
-// or the way to it, failed; otherwise this side did (out of memory or
-// resources, a local device, a cancel).
-bool peer_failure(ucs_status_t status);
 // "UCX: <what>: <ucs_status_string>" as HVD_ERR_SYSTEM.
 [[noreturn]] void fail_ucs(const std::string& what, ucs_status_t status);
 
