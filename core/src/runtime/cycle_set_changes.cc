@@ -3,12 +3,11 @@
 // set, so every rank adds or removes the set at the same place in the
 // order of responses, and the new set's id is the same everywhere.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include "common/error.h"
 #include "common/log.h"
 #include "runtime/cycle.h"
+#include "runtime/handle.h"
 #include "runtime/process_sets.h"
 #include "runtime/response_cache.h"
 #include "runtime/stall_inspector.h"
@@ -53,16 +52,7 @@ void Cycle::apply_set_change(const Held&, const Response& r) {
   }
   if (!op) return;
   if (status == HVD_OK) {
-    Output out;
-    out.memory = {static_cast<uint8_t*>(malloc(sizeof(int32_t))), free};
-    if (!out.memory) throw Error(HVD_ERR_OUT_OF_MEMORY, "process set id");
-    std::memcpy(out.memory.get(), &id, sizeof id);
-    out.view.data = out.memory.get();
-    out.view.dtype = HVD_INT32;
-    out.view.shape = {1};
-    out.view.elements = 1;
-    out.view.bytes = sizeof(int32_t);
-    op->handle->outputs.push_back(std::move(out));
+    op->handle->outputs.push_back(int32_output(id, "process set id"));
   }
   finish(op, status, error);
 }

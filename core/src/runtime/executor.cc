@@ -130,17 +130,8 @@ void Executor::finish_control(ProcessSet* set, Response& response) {
       PendingOp* op = set->join;
       set->join = nullptr;
       if (!op) return;
-      Output out;
-      out.memory = {static_cast<uint8_t*>(malloc(sizeof(int32_t))), free};
-      if (!out.memory) throw Error(HVD_ERR_OUT_OF_MEMORY, "join output");
-      int32_t last = response.last_joined;
-      std::memcpy(out.memory.get(), &last, sizeof last);
-      out.view.data = out.memory.get();
-      out.view.dtype = HVD_INT32;
-      out.view.shape = {1};
-      out.view.elements = 1;
-      out.view.bytes = sizeof(int32_t);
-      op->handle->outputs.push_back(std::move(out));
+      op->handle->outputs.push_back(
+          int32_output(response.last_joined, "join output"));
       complete_(op, HVD_OK, "");
       return;
     }

@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
+
+#include "common/error.h"
 
 namespace hvd::runtime {
 namespace {
@@ -24,6 +28,19 @@ pid_t process_id() {
     g_pid.store(pid, std::memory_order_relaxed);
   }
   return pid;
+}
+
+Output int32_output(int32_t value, const char* what) {
+  Output out;
+  out.memory = {static_cast<uint8_t*>(malloc(sizeof(int32_t))), free};
+  if (!out.memory) throw Error(HVD_ERR_OUT_OF_MEMORY, what);
+  std::memcpy(out.memory.get(), &value, sizeof value);
+  out.view.data = out.memory.get();
+  out.view.dtype = HVD_INT32;
+  out.view.shape = {1};
+  out.view.elements = 1;
+  out.view.bytes = sizeof(int32_t);
+  return out;
 }
 
 hvd_handle_s* make_handle() {

@@ -49,6 +49,9 @@ namespace hvd::runtime {
 pid_t process_id();
 
 hvd_handle_s* make_handle();
+// An output of one int32 (a join's last rank, a new process set's id),
+// allocated by the core. `what` names it if memory runs out.
+Output int32_output(int32_t value, const char* what);
 // Marks the handle done and wakes its waiters.
 void finish_handle(hvd_handle_s* handle, hvd_status status,
                    const std::string& message);
