@@ -409,7 +409,6 @@ def barrier(process_set=global_process_set):
     """Returns (eagerly) or completes (as an op in a graph) once every rank
     of the process set has reached it."""
     if _executing_eagerly():
-        _set_id(process_set)
         return _collective.barrier(process_set)
     return MPI_LIB.horovod_barrier(process_set_id=_set_id(process_set))
 
