@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "horovod/horovod.h"
 #include "runtime/core_binding.h"
+#include "runtime/messages.h"
 #include "runtime/wakeup.h"
 #include "timeline/timeline.h"
 
@@ -74,11 +75,13 @@ class Runtime {
   // Any thread. Throws hvd::Error for an invalid op (naming it and what is
   // wrong), a duplicate name in flight, or a runtime that has stopped.
   hvd_handle_s* enqueue(const hvd_op& op);
-  // Collective over the world ([runtime] dynamic_process_sets): the new
-  // set's id; removing fails the set's ops still in negotiation. Throw
-  // hvd::Error (HVD_ERR_UNSUPPORTED when dynamic sets are off).
-  int32_t add_process_set(const std::vector<int32_t>& ranks);
-  void remove_process_set(int32_t id);
+  // Collective over the world ([runtime] dynamic_process_sets): start the
+  // change and return its handle, which finishes with the set's id as
+  // output 0 (runtime_sets.cc); removing fails the set's ops still in
+  // negotiation. Throw hvd::Error (HVD_ERR_UNSUPPORTED when dynamic sets
+  // are off); invalid arguments fail the change on every rank.
+  hvd_handle_s* start_add_process_set(const std::vector<int32_t>& ranks);
+  hvd_handle_s* start_remove_process_set(int32_t id);
   // Any thread. This process's rank in process set `id` (-1 when not a
   // member) and the set's size; false when no set has that id.
   bool process_set_layout(int32_t id, int32_t* rank, int32_t* size);
@@ -107,17 +110,17 @@ class Runtime {
   // A loaded transport or reducer that takes calls from the background
   // thread only (abi_minors.h), or "".
   std::string background_thread_only_plugin() const;
-  // runtime_sets.cc. Waits for a set change's handle (released) and
-  // returns its int32 output; throws hvd::Error naming `call` when the
-  // change failed.
-  int32_t wait_for_set_change(hvd_handle_s* handle, const char* call);
+  // runtime_sets.cc. Names and enqueues a set change on set 0 (`invalid`:
+  // why it must fail).
+  hvd_handle_s* start_set_change(SetChange change, std::vector<int64_t> payload,
+                                 const std::string& invalid);
   void teardown();
 
   int32_t rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1,
           cross_rank_ = 0, cross_size_ = 1;
   bool homogeneous_ = true;
   bool dynamic_sets_ = false;
-  std::mutex set_change_mutex_;  // one add or remove at a time
+  std::mutex set_change_mutex_;  // names and enqueues one change at a time
   uint64_t set_changes_ = 0;     // names them
 
   // Declared in build order; torn down in reverse. The timeline outlives
