@@ -30,7 +30,7 @@ KILL_GRACE_S = 3.0
 FAILURE_GRACE_S = 1.5
 DEFAULT_START_TIMEOUT_S = 30.0
 # The runtime's words for a rank at fault (core/src/control/failures.cc,
-# core/src/runtime/runtime_progress.cc).
+# core/src/runtime/driver_loop.cc and op_intake.cc).
 FAULT_LINE = re.compile(
     rb"\] rank (\d+) (?:\(host [^)]*\) )?((?:failed|shut down \(hvd_shutdown\))"
     rb".*)")
