@@ -13,12 +13,11 @@
 #include <vector>
 
 #include "allreduce_step.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 const char* const kNames[] = {"bits.a", "bits.b", "bits.c"};
 const int64_t kSizes[] = {1, 5, 300};
@@ -84,24 +83,12 @@ void join_while_others_run_cached(int s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
-    return 2;
-  }
-  if (!init_job(argv[1])) return 1;
-  R = hvd_rank();
-  N = hvd_size();
-  int s = 0;
-  for (; s < 400; ++s) step(s);
-  for (int k = 0; k < 5; ++k, ++s) step(s, "fresh." + std::to_string(k));
-  join_while_others_run_cached(s);
-  s += 3;
-  for (int k = 0; k < 100; ++k, ++s) step(s);
-  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-  bar.name = nullptr;
-  run_op(bar);
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  std::printf("rank %d: cache bits: %s\n", R, g_failures ? "FAILED" : "passed");
-  std::fflush(stdout);
-  return g_failures ? 1 : 0;
+  return run_job(argc, argv, "cache bits", [] {
+    int s = 0;
+    for (; s < 400; ++s) step(s);
+    for (int k = 0; k < 5; ++k, ++s) step(s, "fresh." + std::to_string(k));
+    join_while_others_run_cached(s);
+    s += 3;
+    for (int k = 0; k < 100; ++k, ++s) step(s);
+  });
 }

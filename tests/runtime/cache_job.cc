@@ -10,12 +10,11 @@
 #include <vector>
 
 #include "allreduce_step.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 double value(int rank, size_t i, int step) {
   return static_cast<double>((rank + 1) * 10 + static_cast<int>(i % 7) + step);
@@ -155,15 +154,7 @@ void cached_allreduce_with_a_joined_rank() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml...\n", argv[0]);
-    return 2;
-  }
-  for (int a = 1; a < argc; ++a) {
-    std::string config = argv[a];
-    if (!init_job(config.c_str())) return 1;
-    R = hvd_rank();
-    N = hvd_size();
+  return run_job_per_config(argc, argv, "cache", [](const std::string&) {
     for (int step = 0; step < 8; ++step) allreduce_step(step, 6);
     // Every rank changes step.t0's shape: negotiated again, right results.
     for (int step = 8; step < 11; ++step) allreduce_step(step, 6, 0, 4);
@@ -172,15 +163,5 @@ int main(int argc, char** argv) {
     allgather_steps();
     grouped_and_broadcast_steps();
     if (N >= 2) cached_allreduce_with_a_joined_rank();
-    hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-    bar.name = nullptr;
-    run_op(bar);
-    expect_ok(hvd_shutdown(), "hvd_shutdown");
-    std::string tag = config.substr(config.find_last_of('/') + 1);
-    std::printf("rank %d: cache %s: %s\n", R, tag.c_str(),
-                g_failures ? "FAILED" : "passed");
-    std::fflush(stdout);
-    if (g_failures) return 1;
-  }
-  return 0;
+  });
 }

@@ -14,13 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
 
-int R = 0, N = 1;
 std::string tag;  // names ops of this configuration
 
 const hvd_dtype kAllDtypes[] = {
@@ -622,52 +621,36 @@ void process_set() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml...\n", argv[0]);
-    return 2;
-  }
-  for (int a = 1; a < argc; ++a) {
-    std::string config = argv[a];
-    tag = config.substr(config.find_last_of('/') + 1);
-    std::vector<int32_t> even;
-    // horovodrun says HOROVOD_SIZE, mpirun OMPI_COMM_WORLD_SIZE.
-    const char* size_text = getenv("HOROVOD_SIZE");
-    if (!size_text) size_text = getenv("OMPI_COMM_WORLD_SIZE");
-    int size_hint = std::atoi(size_text ? size_text : "1");
-    for (int r = 0; r < size_hint; r += 2) even.push_back(r);
-    const int32_t* sets[] = {even.data()};
-    int32_t sizes[] = {static_cast<int32_t>(even.size())};
-    hvd_init_options options{};
-    options.process_sets = sets;
-    options.process_set_sizes = sizes;
-    options.process_set_count = 1;
-    if (!init_job(config.c_str(), options)) return 1;
-    R = hvd_rank();
-    N = hvd_size();
-    expect(N == size_hint, "hvd_size");
-    expect(hvd_local_rank() >= 0 && hvd_local_size() >= 1, "local queries");
-    expect(hvd_cross_rank() >= 0 && hvd_cross_size() >= 1, "cross queries");
-    allreduce_all_dtypes();
-    allreduce_large_and_scaled();
-    grouped_allreduce();
-    bitwise_identical();
-    allgather_all_dtypes();
-    broadcast_every_root();
-    alltoall_variants();
-    reducescatter_variants();
-    barrier_and_join();
-    join_returns_last_rank();
-    process_set();
-    // Shutting down stops the runtime on every rank: wait for all first.
-    hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-    bar.name = nullptr;
-    run_op(bar);
-    expect_ok(hvd_shutdown(), "hvd_shutdown");
-    expect(!hvd_is_initialized(), "still initialised after shutdown");
-    std::printf("rank %d: %s: %s\n", R, tag.c_str(),
-                g_failures ? "FAILED" : "passed");
-    std::fflush(stdout);
-    if (g_failures) return 1;
-  }
-  return 0;
+  // horovodrun says HOROVOD_SIZE, mpirun OMPI_COMM_WORLD_SIZE.
+  const char* size_text = getenv("HOROVOD_SIZE");
+  if (!size_text) size_text = getenv("OMPI_COMM_WORLD_SIZE");
+  const int size_hint = std::atoi(size_text ? size_text : "1");
+  std::vector<int32_t> even;
+  for (int r = 0; r < size_hint; r += 2) even.push_back(r);
+  const int32_t* sets[] = {even.data()};
+  int32_t sizes[] = {static_cast<int32_t>(even.size())};
+  JobOptions options;
+  options.init.process_sets = sets;
+  options.init.process_set_sizes = sizes;
+  options.init.process_set_count = 1;
+  return run_job_per_config(
+      argc, argv, "collectives",
+      [&](const std::string& stem) {
+        tag = stem;
+        expect(N == size_hint, "hvd_size");
+        expect(hvd_local_rank() >= 0 && hvd_local_size() >= 1, "local queries");
+        expect(hvd_cross_rank() >= 0 && hvd_cross_size() >= 1, "cross queries");
+        allreduce_all_dtypes();
+        allreduce_large_and_scaled();
+        grouped_allreduce();
+        bitwise_identical();
+        allgather_all_dtypes();
+        broadcast_every_root();
+        alltoall_variants();
+        reducescatter_variants();
+        barrier_and_join();
+        join_returns_last_rank();
+        process_set();
+      },
+      options);
 }

@@ -231,13 +231,20 @@ inline hvd_op make_op(hvd_collective c, const std::string& name,
 hvd_op make_op(hvd_collective, std::string&&, const hvd_tensor*, int32_t,
                const hvd_tensor* = nullptr) = delete;
 
+// This rank and the world's size, as of the last init_job.
+inline int R = 0, N = 1;
+
 // hvd_init with `options` and the configuration file `config` (null: the
-// defaults); false after printing why it failed.
+// defaults), then R and N; false after printing why it failed.
 inline bool init_job(const char* config,
                      hvd_init_options options = hvd_init_options{}) {
   options.struct_size = sizeof options;
   options.config_path = config;
-  if (hvd_init(&options) == HVD_OK) return true;
+  if (hvd_init(&options) == HVD_OK) {
+    R = hvd_rank();
+    N = hvd_size();
+    return true;
+  }
   std::printf("rank ?: FAIL: hvd_init(%s): %s\n", config ? config : "defaults",
               hvd_last_error());
   return false;
