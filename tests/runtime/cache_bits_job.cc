@@ -57,8 +57,7 @@ void step(int s, const std::string& fresh = "") {
 }
 
 void join_while_others_run_cached(int s) {
-  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-  join.name = nullptr;
+  hvd_op join = bare_op(HVD_COLL_JOIN);
   hvd_handle* jh = nullptr;
   if (R == N - 1) {
     expect_ok(hvd_enqueue(&join, &jh), "join");

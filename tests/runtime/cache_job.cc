@@ -126,8 +126,7 @@ void cached_allreduce_with_a_joined_rank() {
   for (int pass = 0; pass < 2; ++pass) {
     Buffer b(HVD_FLOAT32, {8});
     for (size_t i = 0; i < 8; ++i) b.set(i, R + 1);
-    hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-    join.name = nullptr;
+    hvd_op join = bare_op(HVD_COLL_JOIN);
     hvd_handle* jh = nullptr;
     if (pass == 1 && R == N - 1) {
       expect_ok(hvd_enqueue(&join, &jh), "join");

@@ -88,6 +88,11 @@ bool close_enough(hvd_dtype d, double got, double want) {
   return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want));
 }
 
+// close_enough for dtype `d`, as expect_values takes it.
+std::function<bool(double, double)> close_in(hvd_dtype d) {
+  return [d](double got, double want) { return close_enough(d, got, want); };
+}
+
 struct Check {
   Buffer in, out;
   hvd_handle* handle = nullptr;
@@ -136,18 +141,15 @@ void allreduce_all_dtypes() {
         for (size_t i = 0; i < count; ++i) c->in.set(i, value(d, op, R, i));
         bool in_place = count % 2 == 1;
         c->out = in_place ? Buffer() : Buffer(d, {static_cast<int64_t>(count)});
-        c->verify = [d, op, count, in_place](Check& k) {
-          const Buffer& res = in_place ? k.in : k.out;
-          for (size_t i = 0; i < count; ++i) {
-            Buffer want(d, {1});
-            want.set(0, reduce_expected(d, op, i, N));
-            if (!close_enough(d, res.get(i), want.get(0))) {
-              expect(false, k.name + ": element " + std::to_string(i) + " is " +
-                                std::to_string(res.get(i)) + ", expected " +
-                                std::to_string(want.get(0)));
-              return;
-            }
-          }
+        c->verify = [d, op, in_place](Check& k) {
+          expect_values(
+              in_place ? k.in : k.out, k.name,
+              [d, op](size_t i) {
+                Buffer want(d, {1});  // rounded as the dtype holds it
+                want.set(0, reduce_expected(d, op, i, N));
+                return want.get(0);
+              },
+              close_in(d));
         };
         c->op = op;
         checks.push_back(std::move(c));
@@ -196,15 +198,9 @@ void allreduce_large_and_scaled() {
   op.prescale = 0.5;
   op.postscale = 4;
   if (run_op(op) == HVD_OK) {
-    for (size_t i = 0; i < 33; ++i) {
-      double want = 2 * reduce_expected(HVD_FLOAT32, HVD_OP_SUM, i, N);
-      if (b.get(i) != want) {
-        expect(false, name + ": element " + std::to_string(i) + " is " +
-                          std::to_string(b.get(i)) + ", expected " +
-                          std::to_string(want));
-        break;
-      }
-    }
+    expect_values(b, name, [](size_t i) {
+      return 2 * reduce_expected(HVD_FLOAT32, HVD_OP_SUM, i, N);
+    });
   }
 }
 
@@ -473,16 +469,13 @@ void reducescatter_variants() {
       int64_t before = 0;
       for (int r = 0; r < R; ++r) before += rows / N + (r < rows % N ? 1 : 0);
       c->out = Buffer(d, {mine, cols});
-      c->verify = [d, mine, before, cols](Check& k) {
-        for (int64_t i = 0; i < mine * cols; ++i) {
-          double want = reduce_expected(d, HVD_OP_SUM, before * cols + i, N);
-          if (!close_enough(d, k.out.get(i), want)) {
-            expect(false, k.name + ": element " + std::to_string(i) + " is " +
-                              std::to_string(k.out.get(i)) + ", expected " +
-                              std::to_string(want));
-            return;
-          }
-        }
+      c->verify = [d, before, cols](Check& k) {
+        expect_values(
+            k.out, k.name,
+            [d, before, cols](size_t i) {
+              return reduce_expected(d, HVD_OP_SUM, before * cols + i, N);
+            },
+            close_in(d));
       };
       checks.push_back(std::move(c));
     }
@@ -527,8 +520,7 @@ void reducescatter_variants() {
 }
 
 void barrier_and_join() {
-  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-  bar.name = nullptr;
+  hvd_op bar = bare_op(HVD_COLL_BARRIER);
   run_op(bar);
   run_op(bar);
 
@@ -536,8 +528,7 @@ void barrier_and_join() {
   // sum without it.
   Buffer b(HVD_FLOAT32, {16});
   for (size_t i = 0; i < 16; ++i) b.set(i, R + 1);
-  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-  join.name = nullptr;
+  hvd_op join = bare_op(HVD_COLL_JOIN);
   hvd_handle* jh = nullptr;
   if (R == N - 1) {
     expect_ok(hvd_enqueue(&join, &jh), "join");
@@ -566,8 +557,7 @@ void barrier_and_join() {
 // ranks contribute zeros, even to a grouped one), then joins last: every
 // rank's join says rank 0 was the last.
 void join_returns_last_rank() {
-  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-  join.name = nullptr;
+  hvd_op join = bare_op(HVD_COLL_JOIN);
   hvd_handle* jh = nullptr;
   if (R == 0) {
     Buffer a(HVD_FLOAT64, {9}), b(HVD_FLOAT64, {3, 2});

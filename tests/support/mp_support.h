@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,24 @@ struct Buffer {
   hvd_tensor desc{};
 };
 
+// Whether element i of `b` is want(i) for every i (or `same` as it, where
+// given); the first that is not is reported under `what`.
+inline bool expect_values(
+    const Buffer& b, const std::string& what,
+    const std::function<double(size_t)>& want,
+    const std::function<bool(double got, double want)>& same = nullptr) {
+  for (size_t i = 0; i < b.elements; ++i) {
+    const double got = b.get(i), wanted = want(i);
+    if (same ? !same(got, wanted) : got != wanted) {
+      expect(false, what + ": element " + std::to_string(i) + " is " +
+                        std::to_string(got) + ", expected " +
+                        std::to_string(wanted));
+      return false;
+    }
+  }
+  return true;
+}
+
 // `name` must outlive the op (a literal, or a string kept by the caller).
 inline hvd_op make_op(hvd_collective c, const char* name,
                       const hvd_tensor* inputs, int32_t count,
@@ -230,6 +249,11 @@ inline hvd_op make_op(hvd_collective c, const std::string& name,
 // A temporary's name would dangle.
 hvd_op make_op(hvd_collective, std::string&&, const hvd_tensor*, int32_t,
                const hvd_tensor* = nullptr) = delete;
+
+// An op of no tensors and no name: a barrier, a join.
+inline hvd_op bare_op(hvd_collective c) {
+  return make_op(c, static_cast<const char*>(nullptr), nullptr, 0);
+}
 
 // This rank and the world's size, as of the last init_job.
 inline int R = 0, N = 1;

@@ -34,10 +34,7 @@ inline int run_once(const std::string& name, const char* config,
                     const JobOptions& options = {}) {
   if (!init_job(config, options.init)) return 1;
   body();
-  if (options.barrier) {
-    run_op(make_op(HVD_COLL_BARRIER, static_cast<const char*>(nullptr), nullptr,
-                   0));
-  }
+  if (options.barrier) run_op(bare_op(HVD_COLL_BARRIER));
   expect_ok(hvd_shutdown(), "hvd_shutdown");
   expect(!hvd_is_initialized(), "still initialised after shutdown");
   if (options.after_shutdown) options.after_shutdown();
