@@ -57,11 +57,7 @@ void step(int s, const std::string& fresh = "") {
 }
 
 void join_while_others_run_cached(int s) {
-  hvd_op join = bare_op(HVD_COLL_JOIN);
-  hvd_handle* jh = nullptr;
-  if (R == N - 1) {
-    expect_ok(hvd_enqueue(&join, &jh), "join");
-  } else {
+  if (R != N - 1) {
     for (int pass = 0; pass < 3; ++pass) {
       Buffer b(HVD_FLOAT32, {kSizes[0]});
       for (size_t i = 0; i < b.elements; ++i) b.set(i, value(R, i, s + pass));
@@ -71,12 +67,8 @@ void join_while_others_run_cached(int s) {
               s + pass, N - 1);
       }
     }
-    expect_ok(hvd_enqueue(&join, &jh), "join");
   }
-  if (!jh) return;
-  expect(hvd_wait(jh, 60000) == HVD_OK,
-         std::string("join: ") + hvd_handle_message(jh));
-  hvd_release(jh);
+  join_and_wait();
 }
 
 }  // namespace

@@ -528,11 +528,7 @@ void barrier_and_join() {
   // sum without it.
   Buffer b(HVD_FLOAT32, {16});
   for (size_t i = 0; i < 16; ++i) b.set(i, R + 1);
-  hvd_op join = bare_op(HVD_COLL_JOIN);
-  hvd_handle* jh = nullptr;
-  if (R == N - 1) {
-    expect_ok(hvd_enqueue(&join, &jh), "join");
-  } else {
+  if (R != N - 1) {
     std::string name = tag + ".after.join";
     if (run_op(make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1)) == HVD_OK) {
       double want = (N - 1) * N / 2.0;  // 1 + 2 + ... + (N-1)
@@ -540,25 +536,16 @@ void barrier_and_join() {
              name + ": " + std::to_string(b.get(0)) + ", expected " +
                  std::to_string(want));
     }
-    expect_ok(hvd_enqueue(&join, &jh), "join");
   }
-  if (!jh) return;
-  hvd_status s = hvd_wait(jh, 60000);
-  expect(s == HVD_OK, std::string("join: ") + hvd_handle_message(jh));
-  hvd_tensor last{};
-  if (s == HVD_OK && hvd_handle_output(jh, 0, &last) == HVD_OK) {
-    int32_t who = *static_cast<const int32_t*>(last.data);
-    expect(who >= 0 && who < N, "join: last rank " + std::to_string(who));
+  if (const auto who = join_and_wait()) {
+    expect(*who >= 0 && *who < N, "join: last rank " + std::to_string(*who));
   }
-  hvd_release(jh);
 }
 
 // Every rank but 0 joins at once; rank 0 runs allreduces alone (the joined
 // ranks contribute zeros, even to a grouped one), then joins last: every
 // rank's join says rank 0 was the last.
 void join_returns_last_rank() {
-  hvd_op join = bare_op(HVD_COLL_JOIN);
-  hvd_handle* jh = nullptr;
   if (R == 0) {
     Buffer a(HVD_FLOAT64, {9}), b(HVD_FLOAT64, {3, 2});
     for (size_t i = 0; i < a.elements; ++i) a.set(i, 2.5 + i);
@@ -576,17 +563,10 @@ void join_returns_last_rank() {
              grouped + ": joined ranks did not contribute zeros");
     }
   }
-  expect_ok(hvd_enqueue(&join, &jh), "join");
-  if (!jh) return;
-  hvd_status s = hvd_wait(jh, 60000);
-  expect(s == HVD_OK, std::string("join: ") + hvd_handle_message(jh));
-  hvd_tensor last{};
-  if (s == HVD_OK && hvd_handle_output(jh, 0, &last) == HVD_OK) {
-    int32_t who = *static_cast<const int32_t*>(last.data);
-    expect(who == 0, "join: the last rank to join is " + std::to_string(who) +
-                         ", expected 0");
+  if (const auto who = join_and_wait()) {
+    expect(*who == 0, "join: the last rank to join is " + std::to_string(*who) +
+                          ", expected 0");
   }
-  hvd_release(jh);
 }
 
 void process_set() {

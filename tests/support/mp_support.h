@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -274,19 +275,22 @@ inline bool init_job(const char* config,
   return false;
 }
 
-// Enqueues and waits; returns the status (and checks it when `must_succeed`).
+// Enqueues and waits, reporting a failure under the op's name (a nameless
+// op's: its collective's); returns the status. With `out`, the handle goes
+// there once enqueued, for the caller to release.
 inline hvd_status run_op(const hvd_op& op, hvd_handle** out = nullptr) {
+  const std::string what =
+      op.name ? op.name : hvd_plugin::collective_name(op.collective);
   hvd_handle* h = nullptr;
   hvd_status s = hvd_enqueue(&op, &h);
   if (s != HVD_OK) {
-    expect(false, std::string("enqueue ") + (op.name ? op.name : "") + ": " +
-                      hvd_last_error());
+    expect(false, "enqueue " + what + ": " + hvd_last_error());
     return s;
   }
   s = hvd_wait(h, 120000);
   if (s != HVD_OK) {
-    expect(false, std::string(op.name ? op.name : "op") + ": " +
-                      hvd_status_string(s) + ": " + hvd_handle_message(h));
+    expect(false,
+           what + ": " + hvd_status_string(s) + ": " + hvd_handle_message(h));
   }
   if (out) {
     *out = h;
@@ -294,6 +298,23 @@ inline hvd_status run_op(const hvd_op& op, hvd_handle** out = nullptr) {
     hvd_release(h);
   }
   return s;
+}
+
+// Joins, and waits until every rank has: the last rank to join (the join's
+// output), or nothing after reporting why not.
+inline std::optional<int32_t> join_and_wait() {
+  hvd_handle* h = nullptr;
+  std::optional<int32_t> last;
+  if (run_op(bare_op(HVD_COLL_JOIN), &h) == HVD_OK) {
+    hvd_tensor out{};
+    if (hvd_handle_output(h, 0, &out) == HVD_OK) {
+      last = *static_cast<const int32_t*>(out.data);
+    } else {
+      expect(false, std::string("join: no output: ") + hvd_last_error());
+    }
+  }
+  if (h) hvd_release(h);
+  return last;
 }
 
 }  // namespace mp
