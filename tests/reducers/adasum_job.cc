@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "adasum_pair.h"
 #include "run_job.h"
 
 using namespace mp;
@@ -23,29 +24,14 @@ double value(int t, int r, size_t i) {
                 : std::sin(0.37 * (double)(i + 1) * (r + 1) + t);
 }
 
-std::vector<double> combine(const std::vector<double>& a,
-                            const std::vector<double>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  const double ca = aa >= 1e-8 ? 1.0 - ab / aa * 0.5 : 1.0;
-  const double cb = bb >= 1e-8 ? 1.0 - ab / bb * 0.5 : 1.0;
-  std::vector<double> out(a.size());
-  for (size_t i = 0; i < a.size(); ++i) out[i] = ca * a[i] + cb * b[i];
-  return out;
-}
-
 std::vector<double> reference(int t, size_t count, int first, int ranks) {
   if (ranks == 1) {
     std::vector<double> v(count);
     for (size_t i = 0; i < count; ++i) v[i] = (float)value(t, first, i);
     return v;
   }
-  return combine(reference(t, count, first, ranks / 2),
-                 reference(t, count, first + ranks / 2, ranks / 2));
+  return adasum_pair(reference(t, count, first, ranks / 2),
+                     reference(t, count, first + ranks / 2, ranks / 2));
 }
 
 // The tensors enqueued at once, then each result (or error) checked.
