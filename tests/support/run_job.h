@@ -19,8 +19,9 @@ inline int usage(const std::string& program, const char* arguments) {
 
 struct JobOptions {
   hvd_init_options init{};  // process sets and the like; not the config path
-  // Shutting down stops the runtime on every rank: wait for all first,
-  // unless the body's last op already left no rank behind.
+  // Shutting down stops the runtime on every rank: wait for all first (off
+  // where the body leaves the runtime failed, or where a barrier's round
+  // would count against what the job measures).
   bool barrier = true;
   // Checks to make once the runtime is shut down.
   std::function<void()> after_shutdown;
