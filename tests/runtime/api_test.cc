@@ -381,7 +381,7 @@ TEST_F(Api, CudaTensorsNeedAUsableDevice) {
   EXPECT_EQ(hvd_accepts_memory(HVD_MEM_HOST, 0), 1);
   EXPECT_EQ(hvd_accepts_memory(HVD_MEM_DMABUF, 0), 0);
   if (hvd_accepts_memory(HVD_MEM_CUDA, 0)) {
-    GTEST_SKIP() << "a CUDA device is present (tests/torch/test_torch_gpu.py "
+    GTEST_SKIP() << "a CUDA device is present (tests/gpu/test_torch_gpu.py "
                     "runs CUDA tensors through the core)";
   }
   float data[4] = {};

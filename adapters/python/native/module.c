@@ -2,6 +2,7 @@
  * horovod.common._native: enqueue() and the Handle it returns; run()
  * (enqueue and wait) and enqueue_each() (one op per tensor).
  */
+#include "given_outputs.h"
 #include "handle.h"
 #include "op_descriptor.h"
 #include "tensor_desc.h"
@@ -128,8 +129,21 @@ static int start(const op_request* r, int cache, hvd_handle** handle) {
     name_the_error(r);
     return -1;
   }
-  hvd_status status = hvd_enqueue(op_descriptor_op(d), handle);
+  hvd_op op = *op_descriptor_op(d); /* its tensors stay d's */
+  op.stream = (hvd_stream)(uintptr_t)r->stream;
+  given_outputs* given = NULL;
+  if (r->given != Py_None) {
+    given = given_outputs_read(r->given);
+    if (!given || given_outputs_attach(&op, given) < 0) {
+      given_outputs_free(given);
+      op_descriptor_free(fresh);
+      name_the_error(r);
+      return -1;
+    }
+  }
+  hvd_status status = hvd_enqueue(&op, handle);
   op_descriptor_free(fresh);
+  if (status != HVD_OK) given_outputs_free(given); /* no done() comes */
   if (status == HVD_OK) return 0;
   PyObject* name = name_bytes_or(r, "enqueue");
   native_raise_for_status(status, name ? PyBytes_AsString(name) : "enqueue",
@@ -138,12 +152,13 @@ static int start(const op_request* r, int cache, hvd_handle** handle) {
   return -1;
 }
 
-#define REQUEST_FORMAT "iOpiiddiOOO"
+#define REQUEST_FORMAT "iOpiiddiOOO|KO"
 #define PARSE_REQUEST(args, fn, r, cache)                                    \
-  PyArg_ParseTuple(args, REQUEST_FORMAT ":" fn, &(r).collective, &(r).name, \
-                   cache, &(r).process_set, &(r).reduce_op, &(r).prescale,  \
-                   &(r).postscale, &(r).root, &(r).inputs, &(r).outputs,    \
-                   &(r).splits)
+  ((r).stream = 0, (r).given = Py_None,                                      \
+   PyArg_ParseTuple(args, REQUEST_FORMAT ":" fn, &(r).collective, &(r).name, \
+                    cache, &(r).process_set, &(r).reduce_op, &(r).prescale,  \
+                    &(r).postscale, &(r).root, &(r).inputs, &(r).outputs,    \
+                    &(r).splits, &(r).stream, &(r).given))
 
 static PyObject* enqueue(PyObject* module, PyObject* args) {
   (void)module;
@@ -235,6 +250,8 @@ static PyObject* enqueue_each(PyObject* module, PyObject* args) {
     return NULL;
   }
   r.splits = Py_None;
+  r.stream = 0;
+  r.given = Py_None;
   Py_ssize_t n = each_length(names, r.inputs, r.outputs);
   PyObject* handles = n < 0 ? NULL : PyList_New(n);
   if (!handles) return NULL;
@@ -257,7 +274,8 @@ static PyObject* enqueue_each(PyObject* module, PyObject* args) {
 static PyMethodDef module_methods[] = {
     {"run", run, METH_VARARGS,
      "run(collective, name, cache, process_set, reduce_op, prescale, "
-     "postscale, root, inputs, outputs, splits)\n--\n\n"
+     "postscale, root, inputs, outputs, splits, stream=0, given=None)"
+     "\n--\n\n"
      "enqueue() and waiting for the op (GIL released), in one call and "
      "without a Handle: for ops whose outputs the caller provided."},
     {"enqueue_each", enqueue_each, METH_VARARGS,
@@ -274,8 +292,13 @@ static PyMethodDef module_methods[] = {
      "code, bits)), shape, get_device() (-1 for host memory)."},
     {"enqueue", enqueue, METH_VARARGS,
      "enqueue(collective, name, cache, process_set, reduce_op, prescale, "
-     "postscale, root, inputs, outputs, splits)\n--\n\n"
-     "Starts one collective on the core and returns its Handle. Tensors "
+     "postscale, root, inputs, outputs, splits, stream=0, given=None)"
+     "\n--\n\n"
+     "Starts one collective on the core and returns its Handle. `stream`: "
+     "the hvd_stream the op runs on (0: none); `given`: for allgather and "
+     "alltoall, outputs the caller allocated with the shapes the ranks will "
+     "negotiate (the core checks them), which the core writes into instead "
+     "of memory of its own. Tensors "
      "are (data pointer, (dtype code, bits), shape, device: -1 for host "
      "memory, else the CUDA device), or tensor objects once set_dtypes() "
      "was called. With cache, the op's descriptor is "

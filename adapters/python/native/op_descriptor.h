@@ -19,6 +19,11 @@ typedef struct op_request {
   PyObject* inputs;  /* tuple or list */
   PyObject* outputs; /* tuple, list or None */
   PyObject* splits;  /* sequence of int or None */
+  /* Not part of the descriptor: per call. The hvd_stream the op runs on
+   * (0: none), and outputs allocated by the binding for an allgather or
+   * alltoall (given_outputs.h), or None. */
+  unsigned long long stream;
+  PyObject* given;
 } op_request;
 
 typedef struct op_descriptor op_descriptor;

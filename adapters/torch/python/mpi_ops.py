@@ -25,6 +25,7 @@ from horovod.common.exceptions import HorovodInternalError  # noqa: F401
 from horovod.common.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, remove_process_set)
 from horovod.common.util import get_average_backwards_compatibility_fun
+from horovod.torch import _device_path
 from horovod.torch import _tensors
 from horovod.torch.compression import Compression
 
@@ -56,17 +57,13 @@ _set_id = _collective.set_id
 
 def _host(tensor):
     """The contiguous tensor the core reads: `tensor` itself when it is
-    one. CUDA tensors go to the core as they are when it accepts them (after
-    the work queued on the current stream; the core copies on the device's
-    default stream and says in its log how it moves them), else they are
-    staged through host memory here."""
+    one. CUDA tensors go to the core as they are when it accepts them
+    (ordered by the op's stream, _device_path), else they are staged
+    through host memory here."""
     _tensors.check_dtype(tensor)
     t = tensor.detach() if tensor.requires_grad else tensor
-    if not t.is_cpu:
-        if _tensors.core_accepts(t.device):
-            torch.cuda.current_stream(t.device).synchronize()
-        else:
-            t = t.to("cpu")
+    if _device_path.route(t) == _device_path.STAGE:
+        t = t.to("cpu")
     if not t.is_contiguous():
         t = t.contiguous()
     return t
@@ -124,7 +121,8 @@ def _start(collective, kind, name, inputs, finish, keep,
            process_set=global_process_set, **kwargs):
     _set_id(process_set)  # a rank outside the set fails before naming
     core = _enqueue(collective, _op_name(kind, name, process_set), inputs,
-                    process_set=process_set, cache=bool(name), **kwargs)
+                    process_set=process_set, cache=bool(name),
+                    stream=_device_path.stream_for(inputs), **kwargs)
     return _register(core, keep, finish)
 
 
@@ -234,7 +232,8 @@ def _grouped_allreduce_enqueue(tensors, name, op, prescale_factor,
     core = _enqueue(_capi.COLL_ALLREDUCE, _op_name(kind, name, process_set),
                     hosts, None if in_place else results,
                     process_set=process_set, op=op, prescale=prescale_factor,
-                    postscale=postscale_factor, cache=bool(name))
+                    postscale=postscale_factor, cache=bool(name),
+                    stream=_device_path.stream_for(hosts))
     return core, (hosts, results), values
 
 
@@ -467,9 +466,11 @@ def _allgather_start(tensors, name, process_set, single):
             raise ValueError("allgather needs tensors of at least one "
                              "dimension")
     kind = "allgather" if single else "grouped_allgather"
-    return _start(_capi.COLL_ALLGATHER, kind, name, hosts,
-                  _gathered(list(tensors), single), hosts,
-                  process_set=process_set)
+    given = _device_path.allgather_given(hosts, name, process_set)
+    finish = _gathered(list(tensors), single) if given is None else \
+        _released(lambda: given[0] if single else tuple(given))
+    return _start(_capi.COLL_ALLGATHER, kind, name, hosts, finish,
+                  (hosts, given), process_set=process_set, given=given)
 
 
 def allgather_async(tensor, name=None, process_set=global_process_set):
@@ -481,13 +482,6 @@ def allgather_async(tensor, name=None, process_set=global_process_set):
 def grouped_allgather_async(tensors, name=None,
                             process_set=global_process_set):
     return _allgather_start(list(tensors), name, process_set, single=False)
-
-
-def _rows_of_every_rank(rows, process_set):
-    """Every rank's first-dimension size for each of `rows`: a
-    [set size, len(rows)] tensor."""
-    mine = torch.tensor([rows], dtype=torch.int64)
-    return synchronize(allgather_async(mine, process_set=process_set))
 
 
 class HorovodAllgather(torch.autograd.Function):
@@ -504,7 +498,8 @@ class HorovodAllgather(torch.autograd.Function):
     def backward(ctx, grad_output):
         grad_reduced = allreduce(grad_output, op=Average,
                                  process_set=ctx.process_set)
-        dims = _rows_of_every_rank([ctx.dim], ctx.process_set)[:, 0]
+        dims = _device_path.gathered_rows([ctx.dim], None,
+                                          ctx.process_set)[:, 0]
         r = ctx.process_set.rank()
         offset = int(dims[:r].sum()) if r > 0 else 0
         return grad_reduced.narrow(0, offset, ctx.dim), None, None
@@ -530,7 +525,7 @@ class HorovodGroupedAllgather(torch.autograd.Function):
     def backward(ctx, *grad_outputs):
         grads = grouped_allreduce(list(grad_outputs), op=Average,
                                   process_set=ctx.process_set)
-        dims = _rows_of_every_rank(ctx.dims, ctx.process_set)
+        dims = _device_path.gathered_rows(ctx.dims, None, ctx.process_set)
         r = ctx.process_set.rank()
         out = []
         for i, g in enumerate(grads):
@@ -636,7 +631,9 @@ def alltoall_async(tensor, splits=None, name=None,
     if host.dim() == 0:
         raise ValueError("alltoall needs a tensor of at least one dimension")
     split_list = _split_list(splits)
-    gathered = _gathered([tensor], single=True)
+    given = _device_path.alltoall_given(host, split_list, name, process_set)
+    gathered = _gathered([tensor], single=True) if given is None else \
+        _released(lambda: given[0])
     # As Horovod: the received splits have the dtype of the splits given.
     splits_dtype = splits.dtype if isinstance(splits, torch.Tensor) \
         else torch.int32
@@ -646,8 +643,9 @@ def alltoall_async(tensor, splits=None, name=None,
                                 dtype=splits_dtype)
         return gathered(core), received
 
-    return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish, host,
-                  process_set=process_set, splits=split_list)
+    return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish,
+                  (host, given), process_set=process_set, splits=split_list,
+                  given=given)
 
 
 class HorovodAlltoall(torch.autograd.Function):
@@ -695,8 +693,8 @@ def _reducescatter_start(tensors, name, op, process_set, prescale_factor,
             raise ValueError("reducescatter needs tensors of at least one "
                              "dimension")
         rows = h.shape[0] // n + (1 if r < h.shape[0] % n else 0)
-        results.append(torch.empty((rows,) + tuple(h.shape[1:]),
-                                   dtype=h.dtype))
+        results.append(_device_path.empty_like_on(
+            h, (rows,) + tuple(h.shape[1:])))
 
     def value():
         out = tuple(_back_to(t, x) for t, x in zip(tensors, results))

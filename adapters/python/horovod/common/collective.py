@@ -44,10 +44,13 @@ def set_id(process_set):
 
 def enqueue(describe, collective, name, inputs, outputs=None,
             process_set=None, op=None, prescale=1.0, postscale=1.0, root=0,
-            splits=None, cache=False):
+            splits=None, cache=False, stream=0, given=None):
     """Starts one op on the core; returns its _native.Handle. With `cache`
     (a name that recurs, e.g. a gradient's), the op's descriptor is built
-    once and reused while later calls describe the same op."""
+    once and reused while later calls describe the same op. `stream`: the
+    hvd_stream (horovod.common.device_layer) the op runs on, 0 for none;
+    `given`: allgather's or alltoall's outputs, allocated by the caller with
+    the shapes the ranks negotiate, for the core to write into."""
     if describe is not None:
         inputs = [describe(t) for t in inputs]
         outputs = None if outputs is None else [describe(t) for t in outputs]
@@ -55,7 +58,9 @@ def enqueue(describe, collective, name, inputs, outputs=None,
         collective, name, cache,
         set_id(process_set or _process_sets.global_process_set),
         0 if op is None else _basics.core_op(op), float(prescale),
-        float(postscale), int(root), inputs, outputs, splits)
+        float(postscale), int(root), inputs, outputs, splits, stream,
+        given if given is None or describe is None else
+        [describe(t) for t in given])
 
 
 def join_result(core):
