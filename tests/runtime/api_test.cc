@@ -324,6 +324,9 @@ TEST_F(Api, RejectsBadOpsWithClearMessages) {
             std::string::npos);
   int32_t id = 0;
   EXPECT_EQ(hvd_add_process_set(nullptr, 0, &id), HVD_ERR_UNSUPPORTED);
+  // Started without waiting: refused at once, with no handle.
+  EXPECT_EQ(hvd_enqueue_remove_process_set(1, &h), HVD_ERR_UNSUPPORTED);
+  EXPECT_EQ(h, nullptr);
 }
 
 // An adapter that allocates outputs itself and holds ops until released.

@@ -1,6 +1,7 @@
 /*
  * horovod.common._native: enqueue() and the Handle it returns; run()
- * (enqueue and wait) and enqueue_each() (one op per tensor).
+ * (enqueue and wait), enqueue_each() (one op per tensor), and the
+ * process-set changes started as Handles.
  */
 #include "given_outputs.h"
 #include "handle.h"
@@ -181,10 +182,53 @@ static PyObject* run(PyObject* module, PyObject* args) {
       start(&r, cache, &handle) < 0) {
     return NULL;
   }
-  int waited = native_wait(handle);
+  int waited = native_wait(handle, NULL);
   hvd_release(handle);
   if (waited < 0) return NULL;
   Py_RETURN_NONE;
+}
+
+/* ---- process-set changes, started here and waited for by the caller ----- */
+
+/* The Handle of a started change, or NULL with the call's error raised. */
+static PyObject* started_change(hvd_status status, hvd_handle* handle,
+                                const char* what) {
+  if (status != HVD_OK) {
+    return native_raise_for_status(status, what, hvd_last_error());
+  }
+  return native_handle_new(handle_type, handle);
+}
+
+static PyObject* start_add_process_set(PyObject* module, PyObject* ranks) {
+  (void)module;
+  Py_ssize_t n = PySequence_Size(ranks);
+  if (n < 0) return NULL;
+  int32_t* values = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *values);
+  if (!values) return PyErr_NoMemory();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_GetItem(ranks, i);
+    long v = item ? PyLong_AsLong(item) : -1;
+    Py_XDECREF(item);
+    if (v == -1 && PyErr_Occurred()) {
+      PyMem_Free(values);
+      return NULL;
+    }
+    values[i] = (int32_t)v;
+  }
+  hvd_handle* handle = NULL;
+  hvd_status status =
+      hvd_enqueue_add_process_set(values, (int32_t)n, &handle);
+  PyMem_Free(values);
+  return started_change(status, handle, "add_process_set");
+}
+
+static PyObject* start_remove_process_set(PyObject* module, PyObject* arg) {
+  (void)module;
+  long id = PyLong_AsLong(arg);
+  if (id == -1 && PyErr_Occurred()) return NULL;
+  hvd_handle* handle = NULL;
+  hvd_status status = hvd_enqueue_remove_process_set((int32_t)id, &handle);
+  return started_change(status, handle, "remove_process_set");
 }
 
 /* ---- enqueue_each: one op per tensor ----------------------------------- */
@@ -304,6 +348,15 @@ static PyMethodDef module_methods[] = {
      "was called. With cache, the op's descriptor is "
      "kept under its name and reused while later calls describe the same "
      "op. Raises as horovod.common.exceptions.raise_for_status does."},
+    {"start_add_process_set", start_add_process_set, METH_O,
+     "start_add_process_set(ranks)\n--\n\n"
+     "Starts adding a process set of these world ranks "
+     "(hvd_enqueue_add_process_set); returns its Handle, whose output(0) "
+     "holds the new set's id (int32) once wait() returned."},
+    {"start_remove_process_set", start_remove_process_set, METH_O,
+     "start_remove_process_set(id)\n--\n\n"
+     "Starts removing process set `id` (hvd_enqueue_remove_process_set); "
+     "returns its Handle."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -839,13 +839,9 @@ def join(device=-1):
     """Declares that this rank has no more data: until every rank has
     joined, the others' allreduces run with this rank contributing zeros.
     Returns the rank that joined last."""
-    if not is_initialized():
-        raise ValueError("Horovod has not been initialized; use hvd.init().")
-    core = _enqueue(_capi.COLL_JOIN, None, [])
-    core.wait()
-    return _collective.join_result(core)
+    return _collective.join()
 
 
 def barrier(process_set=global_process_set):
     """Returns once every rank of the process set has called barrier()."""
-    _enqueue(_capi.COLL_BARRIER, None, [], process_set=process_set).wait()
+    _collective.barrier(process_set)

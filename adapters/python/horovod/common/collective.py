@@ -1,8 +1,8 @@
 """One collective through the core, for the bindings that hand it tensors
 in place (horovod.torch, horovod.mxnet): naming, the process set check and
 enqueueing through horovod.common._native. The _native.Handle returned
-does the rest: wait() (GIL released; raises HorovodInternalError and
-releases the handle when the op failed), poll(), output(i) (what the core
+does the rest: wait() (GIL released, interruptible by Ctrl-C; raises
+HorovodInternalError and releases the handle when the op failed), poll(), output(i) (what the core
 allocated: data pointer, shape, byte offset), received_splits(), release().
 
 Each binding brings `describe(tensor)`, which gives the description the
@@ -63,11 +63,18 @@ def enqueue(describe, collective, name, inputs, outputs=None,
         [describe(t) for t in given])
 
 
-def join_result(core):
-    """join: the last rank to join, from its finished handle (released
-    here)."""
-    try:
-        data, _, byte_offset = core.output(0)
-        return ctypes.c_int32.from_address(data + byte_offset).value
-    finally:
-        core.release()
+def join():
+    """Waits until every rank has joined (meanwhile the others' allreduces
+    run with this rank contributing zeros); returns the last rank to
+    join."""
+    if not _capi.lib.hvd_is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    core = enqueue(None, _capi.COLL_JOIN, None, [])
+    core.wait()
+    return _capi.int32_output(core)
+
+
+def barrier(process_set=None):
+    """Returns once every rank of the process set has called barrier()."""
+    enqueue(None, _capi.COLL_BARRIER, None, [],
+            process_set=process_set).wait()
