@@ -7,7 +7,7 @@ torch, so one build serves every torch 2.x release.
 """
 
 import functools
-import itertools
+import operator
 
 import torch
 
@@ -25,30 +25,18 @@ from horovod.common.exceptions import HorovodInternalError  # noqa: F401
 from horovod.common.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, remove_process_set)
 from horovod.common.util import get_average_backwards_compatibility_fun
+from horovod.torch import _handles
 from horovod.torch import _tensors
 from horovod.torch.compression import Compression
 
 handle_average_backwards_compatibility = \
     get_average_backwards_compatibility_fun(_basics)
 
-# Horovod's handles are ints: handle -> _Pending. next() on the counter is
-# atomic under the GIL.
-_handle_map = {}
-_handle_counter = itertools.count(1)
-
-
-class _Pending:
-    """An op in flight: the core's handle, what must stay alive until it
-    ends, and how its result is made once it succeeded (finish None: the
-    result is `keep`, an in-place tensor)."""
-
-    __slots__ = ("core", "keep", "finish")
-
-    def __init__(self, core, keep, finish):
-        self.core = core
-        self.keep = keep
-        self.finish = finish
-
+_handle_map = _handles._handle_map  # tests look into it
+_register = _handles.register
+_released = _handles.released
+poll = _handles.poll
+synchronize = _handles.synchronize
 
 _op_name = _collective.op_name
 _set_id = _collective.set_id
@@ -77,94 +65,12 @@ def _host(tensor):
 _enqueue = functools.partial(_collective.enqueue, None)
 
 
-# ---- the hot path: allreduce of a host tensor, in one native call ---------
-
-_native = _capi.native
-_ALLREDUCE = _capi.COLL_ALLREDUCE
-_HOST_OPS = {op: code for op, code in _basics._CORE_OP.items()
-             if op != Adasum}
-_NAME_CACHE_LIMIT = 65536
-_allreduce_names = {}
-
-
-def _allreduce_name(name):
-    """The op name of an allreduce, built once per name given."""
-    if not name:
-        return _op_name("allreduce", None, global_process_set)
-    full = _allreduce_names.get(name)
-    if full is None:
-        if len(_allreduce_names) >= _NAME_CACHE_LIMIT:
-            _allreduce_names.clear()
-        full = _allreduce_names[name] = _op_name("allreduce", name,
-                                                 global_process_set)
-    return full
-
-
-def _direct_op(tensor, op, process_set):
-    """The core's op code when an allreduce of `tensor` goes to the core
-    without staging or checks in Python: a contiguous host tensor on the
-    global set, any op but Adasum; else None."""
-    if (process_set is global_process_set and
-            process_set.process_set_id == 0 and
-            isinstance(tensor, torch.Tensor) and tensor.is_cpu and
-            tensor.is_contiguous()):
-        try:
-            return _HOST_OPS.get(op)
-        except TypeError:  # unhashable: core_op() says what is wrong
-            return None
-    return None
-
-
-def _reduce_op(op, average):
-    return op if average is None and op is not None else \
-        handle_average_backwards_compatibility(op, average)
-
-
 def _start(collective, kind, name, inputs, finish, keep,
            process_set=global_process_set, **kwargs):
     _set_id(process_set)  # a rank outside the set fails before naming
     core = _enqueue(collective, _op_name(kind, name, process_set), inputs,
                     process_set=process_set, cache=bool(name), **kwargs)
     return _register(core, keep, finish)
-
-
-def _register(core, keep, finish):
-    """A Horovod handle for the op behind `core`."""
-    handle = next(_handle_counter)
-    _handle_map[handle] = _Pending(core, keep, finish)
-    return handle
-
-
-def poll(handle):
-    """Whether the op behind `handle` has finished; synchronize() then
-    returns at once."""
-    pending = _handle_map.get(handle)
-    if pending is None:
-        raise ValueError(f"{handle} is not a handle of an op in flight")
-    return pending.core.poll()
-
-
-def synchronize(handle):
-    """Waits for the op behind `handle` and returns its result (the output
-    tensor; for alltoall the output and the received splits)."""
-    pending = _handle_map.pop(handle, None)
-    if pending is None:
-        return handle() if callable(handle) else None  # sparse: a function
-    pending.core.wait()
-    if pending.finish is None:  # an in-place result
-        pending.core.release()
-        return pending.keep
-    return pending.finish(pending.core)
-
-
-def _released(result_fn):
-    """finish() for ops whose outputs the caller provided."""
-
-    def finish(core):
-        core.release()
-        return result_fn()
-
-    return finish
 
 
 def _back_to(like, tensor):
@@ -187,17 +93,41 @@ def _writer(targets, hosts):
     return write
 
 
-# ---- allreduce ------------------------------------------------------------
+# ---- allreduce: one route, through _native.run, enqueue and enqueue_each --
+
+_native = _capi.native
+_ALLREDUCE = _capi.COLL_ALLREDUCE
+_CORE_OP = _basics._CORE_OP
+_Tensor = torch.Tensor
+_empty_like = torch.empty_like
+_grad_enabled = torch.is_grad_enabled
+_NAME_CACHE_LIMIT = 65536
+_full_names = {"allreduce": {}, "grouped_allreduce": {}}
+_single_names = _full_names["allreduce"]
+
+
+def _allreduce_name(kind, name, process_set):
+    """The op name (as _op_name), built once per name given: a gradient's
+    recurs every step."""
+    if not name:
+        return _op_name(kind, None, process_set)
+    names = _full_names[kind]
+    full = names.get(name)
+    if full is None:
+        if len(names) >= _NAME_CACHE_LIMIT:
+            names.clear()
+        full = names[name] = f"{kind}.{name}"
+    return full
+
 
 def _is_power_of_2(n):
     return n > 0 and n & (n - 1) == 0
 
 
-def _check_allreduce(op, process_set, tensors):
+def _check_adasum(process_set, tensors):
     """Raises, at the call, the NotImplementedError Horovod raises for an
     Adasum it does not run."""
-    if op != Adasum:
-        return
+    _check_all(tensors)
     if process_set.process_set_id != 0:
         raise NotImplementedError(
             "Adasum does not support non-global process sets yet.")
@@ -213,75 +143,113 @@ def _check_allreduce(op, process_set, tensors):
                                   "is not supported yet.")
 
 
-def _grouped_allreduce_enqueue(tensors, name, op, prescale_factor,
-                               postscale_factor, process_set, in_place):
-    """Starts one allreduce of `tensors`; returns the core's handle, what
-    must stay alive until it ends, and a function that gives the results
-    once it succeeded."""
-    _check_all(tensors)
-    _check_allreduce(op, process_set, tensors)
-    _set_id(process_set)  # a rank outside the set fails before naming
-    hosts = [_host(t) for t in tensors]
-    if in_place:
-        results = hosts
-        values = _writer(list(tensors), hosts)
-    else:
-        results = [torch.empty_like(h) for h in hosts]
-
-        def values():
-            return tuple(_back_to(t, r) for t, r in zip(tensors, results))
-    kind = "allreduce" if len(tensors) == 1 else "grouped_allreduce"
-    core = _enqueue(_capi.COLL_ALLREDUCE, _op_name(kind, name, process_set),
-                    hosts, None if in_place else results,
-                    process_set=process_set, op=op, prescale=prescale_factor,
-                    postscale=postscale_factor, cache=bool(name))
-    return core, (hosts, results), values
+def _allreduce_args(op, average, process_set, tensors):
+    """(process set id, core op code) of an allreduce of `tensors` (Average
+    by default), raising at the call what Horovod raises there."""
+    if average is None and process_set is global_process_set:
+        try:
+            args = _GLOBAL_ARGS.get(op)
+        except TypeError:  # unhashable: core_op() below says what is wrong
+            args = None
+        if args is not None:
+            return args
+    if op is None or average is not None:
+        op = handle_average_backwards_compatibility(op, average)
+    try:
+        code = _CORE_OP[op]
+    except (KeyError, TypeError):
+        code = _basics.core_op(op)  # raises, naming the ops there are
+    if op == Adasum:
+        _check_adasum(process_set, tensors)
+    if process_set is global_process_set:
+        return 0, code
+    return _set_id(process_set), code
 
 
-def _grouped_allreduce_start(tensors, name, op, prescale_factor,
-                             postscale_factor, process_set, in_place):
-    core, keep, values = _grouped_allreduce_enqueue(
-        tensors, name, op, prescale_factor, postscale_factor, process_set,
-        in_place)
-    return _register(core, keep, _released(values))
+# _allreduce_args of the global set, but for Adasum (checked at each call).
+_GLOBAL_ARGS = {op: (0, code) for op, code in _CORE_OP.items()
+                if op != Adasum}
+_GLOBAL_ARGS[None] = _GLOBAL_ARGS[Average]
+
+
+def _ready(tensor):
+    """`tensor` as the core reads it: itself when it is a contiguous host
+    tensor (the extension checks its dtype), else staged by _host."""
+    if isinstance(tensor, _Tensor) and tensor.is_cpu and \
+            tensor.is_contiguous():
+        return tensor
+    return _host(tensor)
 
 
 def _allreduce_now(tensor, average, name, op, prescale_factor,
                    postscale_factor, process_set, in_place):
-    """allreduce(_) of one tensor, waited for here: a synchronous call
-    needs no Horovod handle, so it skips their bookkeeping."""
-    op = _reduce_op(op, average)
-    code = _direct_op(tensor, op, process_set)
-    if code is not None:
-        out = tensor if in_place else torch.empty_like(tensor)
-        _native.run(_ALLREDUCE, _allreduce_name(name), bool(name), 0, code,
-                    prescale_factor, postscale_factor, 0, (tensor,),
-                    None if in_place else (out,), None)
-        return out
-    core, keep, values = _grouped_allreduce_enqueue(
-        [tensor], name, op, prescale_factor, postscale_factor, process_set,
-        in_place)
-    core.wait()
-    core.release()
-    return values()[0]
+    """allreduce(_) of one tensor in one native call that also waits (and
+    makes the output): a synchronous call needs no Horovod handle."""
+    set_id, code = _allreduce_args(op, average, process_set, (tensor,))
+    # _ready and _allreduce_name inline: every synchronous call comes here.
+    host = tensor if isinstance(tensor, _Tensor) and tensor.is_cpu and \
+        tensor.is_contiguous() else _host(tensor)
+    full = _single_names.get(name) or _allreduce_name("allreduce", name,
+                                                      process_set)
+    # The extension caches the descriptor when `name` is true ("p").
+    if in_place:
+        _native.run(_ALLREDUCE, full, name, set_id, code, prescale_factor,
+                    postscale_factor, 0, (host,), None, None)
+        if host is not tensor:
+            _writer((tensor,), (host,))()
+        return tensor
+    out, = _native.run(_ALLREDUCE, full, name, set_id, code,
+                       prescale_factor, postscale_factor, 0, (host,),
+                       _empty_like, None)
+    return out if host is tensor else _back_to(tensor, out)
+
+
+def _allreduce_finish(tensors, hosts, outputs, single):
+    """(keep, finish) for the Horovod handle of an allreduce of `tensors`
+    read from `hosts` into `outputs` (None: in place)."""
+    if outputs is None:
+        if not any(map(operator.is_not, hosts, tensors)):
+            return (tensors[0] if single else tuple(tensors)), None
+        write = _writer(tensors, hosts)
+        return hosts, _released(
+            (lambda: write()[0]) if single else write)
+
+    def values():
+        out = tuple(_back_to(t, r) for t, r in zip(tensors, outputs))
+        return out[0] if single else out
+
+    return (hosts, outputs), _released(values)
+
+
+def _allreduce_start(tensors, name, op, average, prescale_factor,
+                     postscale_factor, process_set, in_place, single):
+    """Starts one allreduce of `tensors`, negotiated and fused as a unit;
+    returns its Horovod handle, whose result is the result tensor when
+    `single`, else their tuple."""
+    set_id, code = _allreduce_args(op, average, process_set, tensors)
+    hosts = [_ready(t) for t in tensors]
+    outputs = None if in_place else [_empty_like(h) for h in hosts]
+    kind = "allreduce" if len(tensors) == 1 else "grouped_allreduce"
+    core = _native.enqueue(_ALLREDUCE, _allreduce_name(kind, name,
+                                                       process_set),
+                           bool(name), set_id, code, prescale_factor,
+                           postscale_factor, 0, hosts, outputs, None)
+    keep, finish = _allreduce_finish(tensors, hosts, outputs, single)
+    return _register(core, keep, finish)
 
 
 def _allreduce_each_async_(tensors, names, op, prescale_factor,
                            postscale_factor, process_set):
-    """allreduce_async_ of each tensor under its name; host tensors are
-    started together, in one native call. Returns their handles."""
-    codes = {_direct_op(t, op, process_set) for t in tensors}
-    if len(codes) == 1 and None not in codes and all(names):
-        cores = _native.enqueue_each(
-            _ALLREDUCE, [_allreduce_name(n) for n in names], True, 0,
-            codes.pop(), prescale_factor, postscale_factor, 0, list(tensors),
-            None)
-        return [_register(c, t, None) for c, t in zip(cores, tensors)]
-    return [allreduce_async_(t, name=n, op=op,
-                             prescale_factor=prescale_factor,
-                             postscale_factor=postscale_factor,
-                             process_set=process_set)
-            for t, n in zip(tensors, names)]
+    """allreduce_async_ of each tensor under its name, started together in
+    one native call; returns their handles."""
+    set_id, code = _allreduce_args(op, None, process_set, tensors)
+    hosts = [_ready(t) for t in tensors]
+    full = [_allreduce_name("allreduce", n, process_set) for n in names]
+    cores = _native.enqueue_each(_ALLREDUCE, full, all(names), set_id, code,
+                                 prescale_factor, postscale_factor, 0, hosts,
+                                 None)
+    return [_register(c, *_allreduce_finish([t], [h], None, True))
+            for c, t, h in zip(cores, tensors, hosts)]
 
 
 def _check_all(tensors):
@@ -289,39 +257,23 @@ def _check_all(tensors):
         _tensors.check_dtype(t)
 
 
-def _single(handle):
-    """Makes the result of a one-tensor grouped start that tensor."""
-    pending = _handle_map[handle]
-    many = pending.finish
-    pending.finish = lambda core: many(core)[0]
-    return handle
-
-
 def allreduce_async(tensor, average=None, name=None, op=None,
                     prescale_factor=1.0, postscale_factor=1.0,
                     process_set=global_process_set):
     """Starts reducing `tensor` over the process set (Average by default)
     into a new tensor; returns a handle for poll() and synchronize()."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _single(_grouped_allreduce_start(
-        [tensor], name, op, prescale_factor, postscale_factor,
-        process_set, in_place=False))
+    return _allreduce_start([tensor], name, op, average, prescale_factor,
+                            postscale_factor, process_set, in_place=False,
+                            single=True)
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None,
                      prescale_factor=1.0, postscale_factor=1.0,
                      process_set=global_process_set):
     """As allreduce_async, writing the result into `tensor`."""
-    op = _reduce_op(op, average)
-    code = _direct_op(tensor, op, process_set)
-    if code is not None:
-        core = _native.enqueue(_ALLREDUCE, _allreduce_name(name), bool(name),
-                               0, code, prescale_factor, postscale_factor, 0,
-                               (tensor,), None, None)
-        return _register(core, tensor, None)
-    return _single(_grouped_allreduce_start(
-        [tensor], name, op, prescale_factor, postscale_factor,
-        process_set, in_place=True))
+    return _allreduce_start([tensor], name, op, average, prescale_factor,
+                            postscale_factor, process_set, in_place=True,
+                            single=True)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
@@ -359,40 +311,41 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none,
               process_set=global_process_set):
     """Reduces `tensor` over the process set (Average by default) and
     returns the result as a new tensor; differentiable."""
+    if compression is Compression.none and isinstance(tensor, _Tensor) and \
+            not (tensor.requires_grad and _grad_enabled()):
+        # What apply() gives without a graph, minus its ~5 us.
+        return _allreduce_now(tensor, average, name, op, prescale_factor,
+                              postscale_factor, process_set, in_place=False)
     _tensors.check_dtype(tensor)
-    plain = compression is Compression.none
-    compressed, ctx = (tensor, None) if plain else \
-        compression.compress(tensor)
-    if compressed.requires_grad and torch.is_grad_enabled():
+    compressed, ctx = compression.compress(tensor)
+    if compressed.requires_grad and _grad_enabled():
         reduced = HorovodAllreduce.apply(compressed, average, name, op,
                                          prescale_factor, postscale_factor,
                                          process_set)
-    else:  # what apply() gives without a graph, minus its ~5 us
+    else:
         reduced = _allreduce_now(compressed, average, name, op,
                                  prescale_factor, postscale_factor,
                                  process_set, in_place=False)
-    return reduced if plain else compression.decompress(reduced, ctx)
+    return compression.decompress(reduced, ctx)
 
 
 def grouped_allreduce_async(tensors, average=None, name=None, op=None,
                             prescale_factor=1.0, postscale_factor=1.0,
                             process_set=global_process_set):
     """Starts one allreduce of a list of tensors, negotiated and fused as a
-    unit; synchronize() returns the list of results."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _grouped_allreduce_start(list(tensors), name, op,
-                                    prescale_factor, postscale_factor,
-                                    process_set, in_place=False)
+    unit; synchronize() returns the tuple of results."""
+    return _allreduce_start(list(tensors), name, op, average,
+                            prescale_factor, postscale_factor, process_set,
+                            in_place=False, single=False)
 
 
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None,
                              prescale_factor=1.0, postscale_factor=1.0,
                              process_set=global_process_set):
     """As grouped_allreduce_async, in place."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _grouped_allreduce_start(list(tensors), name, op,
-                                    prescale_factor, postscale_factor,
-                                    process_set, in_place=True)
+    return _allreduce_start(list(tensors), name, op, average,
+                            prescale_factor, postscale_factor, process_set,
+                            in_place=True, single=False)
 
 
 def grouped_allreduce_(tensors, average=None, name=None, op=None,
