@@ -28,7 +28,7 @@ def test_async_ops_hold_a_native_handle():
     x = torch.full((3,), float(RANK + 1))
     handle = hvd.allreduce_async(x, name="native.handle", op=hvd.Sum)
     assert isinstance(handle, int)  # Horovod's handles are ints
-    assert isinstance(hvd.mpi_ops._handle_map[handle].core, native.Handle)
+    assert isinstance(hvd.mpi_ops._handles.core_of(handle), native.Handle)
     while not hvd.poll(handle):
         pass
     assert torch.equal(hvd.synchronize(handle),
@@ -130,7 +130,7 @@ def test_ranks_that_disagree_fail_at_wait():
 def test_a_released_handle_says_so():
     x = torch.ones(1)
     handle = hvd.allreduce_async_(x, name="native.released", op=hvd.Sum)
-    core = hvd.mpi_ops._handle_map[handle].core
+    core = hvd.mpi_ops._handles.core_of(handle)
     hvd.synchronize(handle)  # releases it
     with pytest.raises(ValueError, match="released"):
         core.wait()

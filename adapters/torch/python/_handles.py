@@ -1,32 +1,27 @@
 """horovod.torch's handles: Horovod's are ints, each naming an op in flight
-(its _native.Handle, what must stay alive until it ends, and how its result
-is made), for poll() and synchronize()."""
+for poll() and synchronize()."""
 
 import itertools
 
-# handle -> _Pending. next() on the counter is atomic under the GIL.
+# handle -> (core, keep, finish): the op's _native.Handle, what must stay
+# alive until it ends, and how its result is made once it succeeded (finish
+# None: the result is `keep`, an in-place tensor). A tuple: the per-op cost
+# of an object would show in a step of many small tensors. next() on the
+# counter is atomic under the GIL.
 _handle_map = {}
 _handle_counter = itertools.count(1)
-
-
-class _Pending:
-    """An op in flight: the core's handle, what must stay alive until it
-    ends, and how its result is made once it succeeded (finish None: the
-    result is `keep`, an in-place tensor)."""
-
-    __slots__ = ("core", "keep", "finish")
-
-    def __init__(self, core, keep, finish):
-        self.core = core
-        self.keep = keep
-        self.finish = finish
 
 
 def register(core, keep, finish):
     """A Horovod handle for the op behind `core`."""
     handle = next(_handle_counter)
-    _handle_map[handle] = _Pending(core, keep, finish)
+    _handle_map[handle] = (core, keep, finish)
     return handle
+
+
+def core_of(handle):
+    """The _native.Handle of an op in flight."""
+    return _handle_map[handle][0]
 
 
 def poll(handle):
@@ -35,7 +30,7 @@ def poll(handle):
     pending = _handle_map.get(handle)
     if pending is None:
         raise ValueError(f"{handle} is not a handle of an op in flight")
-    return pending.core.poll()
+    return pending[0].poll()
 
 
 def synchronize(handle):
@@ -44,11 +39,12 @@ def synchronize(handle):
     pending = _handle_map.pop(handle, None)
     if pending is None:
         return handle() if callable(handle) else None  # sparse: a function
-    pending.core.wait()
-    if pending.finish is None:  # an in-place result
-        pending.core.release()
-        return pending.keep
-    return pending.finish(pending.core)
+    core, keep, finish = pending
+    core.wait()
+    if finish is None:  # an in-place result
+        core.release()
+        return keep
+    return finish(core)
 
 
 def released(result_fn):

@@ -32,7 +32,6 @@ from horovod.torch.compression import Compression
 handle_average_backwards_compatibility = \
     get_average_backwards_compatibility_fun(_basics)
 
-_handle_map = _handles._handle_map  # tests look into it
 _register = _handles.register
 _released = _handles.released
 poll = _handles.poll
@@ -181,17 +180,28 @@ def _ready(tensor):
     return _host(tensor)
 
 
-def _allreduce_now(tensor, average, name, op, prescale_factor,
-                   postscale_factor, process_set, in_place):
-    """allreduce(_) of one tensor in one native call that also waits (and
-    makes the output): a synchronous call needs no Horovod handle."""
+def _one_tensor(tensor, op, average, name, process_set):
+    """(process set id, core op code, the tensor the core reads, op name) of
+    an allreduce of one tensor: _allreduce_args, _ready and _allreduce_name
+    in one step, as every synchronous call and every gradient of a training
+    step comes here."""
     set_id, code = _allreduce_args(op, average, process_set, (tensor,))
-    # _ready and _allreduce_name inline: every synchronous call comes here.
     host = tensor if isinstance(tensor, _Tensor) and tensor.is_cpu and \
         tensor.is_contiguous() else _host(tensor)
     full = _single_names.get(name) or _allreduce_name("allreduce", name,
                                                       process_set)
-    # The extension caches the descriptor when `name` is true ("p").
+    return set_id, code, host, full
+
+
+# The calls below pass `name` as the extension's cache flag ("p": its
+# truth), so that a named op's descriptor is kept.
+
+def _allreduce_now(tensor, average, name, op, prescale_factor,
+                   postscale_factor, process_set, in_place):
+    """allreduce(_) of one tensor in one native call that also waits (and
+    makes the output): a synchronous call needs no Horovod handle."""
+    set_id, code, host, full = _one_tensor(tensor, op, average, name,
+                                           process_set)
     if in_place:
         _native.run(_ALLREDUCE, full, name, set_id, code, prescale_factor,
                     postscale_factor, 0, (host,), None, None)
@@ -202,6 +212,21 @@ def _allreduce_now(tensor, average, name, op, prescale_factor,
                        prescale_factor, postscale_factor, 0, (host,),
                        _empty_like, None)
     return out if host is tensor else _back_to(tensor, out)
+
+
+def _allreduce_one_async(tensor, average, name, op, prescale_factor,
+                         postscale_factor, process_set, in_place):
+    """allreduce_async(_) of one tensor; returns its Horovod handle."""
+    set_id, code, host, full = _one_tensor(tensor, op, average, name,
+                                           process_set)
+    outputs = None if in_place else (_empty_like(host),)
+    core = _native.enqueue(_ALLREDUCE, full, name, set_id, code,
+                           prescale_factor, postscale_factor, 0, (host,),
+                           outputs, None)
+    if in_place and host is tensor:
+        return _register(core, tensor, None)
+    return _register(core, *_allreduce_finish([tensor], [host], outputs,
+                                              True))
 
 
 def _allreduce_finish(tensors, hosts, outputs, single):
@@ -222,20 +247,19 @@ def _allreduce_finish(tensors, hosts, outputs, single):
 
 
 def _allreduce_start(tensors, name, op, average, prescale_factor,
-                     postscale_factor, process_set, in_place, single):
-    """Starts one allreduce of `tensors`, negotiated and fused as a unit;
-    returns its Horovod handle, whose result is the result tensor when
-    `single`, else their tuple."""
+                     postscale_factor, process_set, in_place):
+    """Starts one allreduce of a list of tensors, negotiated and fused as a
+    unit; returns its Horovod handle, whose result is their tuple."""
     set_id, code = _allreduce_args(op, average, process_set, tensors)
-    hosts = [_ready(t) for t in tensors]
-    outputs = None if in_place else [_empty_like(h) for h in hosts]
+    hosts = list(map(_ready, tensors))
+    outputs = None if in_place else list(map(_empty_like, hosts))
     kind = "allreduce" if len(tensors) == 1 else "grouped_allreduce"
     core = _native.enqueue(_ALLREDUCE, _allreduce_name(kind, name,
                                                        process_set),
-                           bool(name), set_id, code, prescale_factor,
+                           name, set_id, code, prescale_factor,
                            postscale_factor, 0, hosts, outputs, None)
-    keep, finish = _allreduce_finish(tensors, hosts, outputs, single)
-    return _register(core, keep, finish)
+    return _register(core, *_allreduce_finish(tensors, hosts, outputs,
+                                              False))
 
 
 def _allreduce_each_async_(tensors, names, op, prescale_factor,
@@ -262,18 +286,16 @@ def allreduce_async(tensor, average=None, name=None, op=None,
                     process_set=global_process_set):
     """Starts reducing `tensor` over the process set (Average by default)
     into a new tensor; returns a handle for poll() and synchronize()."""
-    return _allreduce_start([tensor], name, op, average, prescale_factor,
-                            postscale_factor, process_set, in_place=False,
-                            single=True)
+    return _allreduce_one_async(tensor, average, name, op, prescale_factor,
+                                postscale_factor, process_set, False)
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None,
                      prescale_factor=1.0, postscale_factor=1.0,
                      process_set=global_process_set):
     """As allreduce_async, writing the result into `tensor`."""
-    return _allreduce_start([tensor], name, op, average, prescale_factor,
-                            postscale_factor, process_set, in_place=True,
-                            single=True)
+    return _allreduce_one_async(tensor, average, name, op, prescale_factor,
+                                postscale_factor, process_set, True)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
@@ -336,7 +358,7 @@ def grouped_allreduce_async(tensors, average=None, name=None, op=None,
     unit; synchronize() returns the tuple of results."""
     return _allreduce_start(list(tensors), name, op, average,
                             prescale_factor, postscale_factor, process_set,
-                            in_place=False, single=False)
+                            in_place=False)
 
 
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None,
@@ -345,7 +367,7 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None,
     """As grouped_allreduce_async, in place."""
     return _allreduce_start(list(tensors), name, op, average,
                             prescale_factor, postscale_factor, process_set,
-                            in_place=True, single=False)
+                            in_place=True)
 
 
 def grouped_allreduce_(tensors, average=None, name=None, op=None,
