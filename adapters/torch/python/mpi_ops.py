@@ -145,13 +145,6 @@ def _check_adasum(process_set, tensors):
 def _allreduce_args(op, average, process_set, tensors):
     """(process set id, core op code) of an allreduce of `tensors` (Average
     by default), raising at the call what Horovod raises there."""
-    if average is None and process_set is global_process_set:
-        try:
-            args = _GLOBAL_ARGS.get(op)
-        except TypeError:  # unhashable: core_op() below says what is wrong
-            args = None
-        if args is not None:
-            return args
     if op is None or average is not None:
         op = handle_average_backwards_compatibility(op, average)
     try:
@@ -165,12 +158,6 @@ def _allreduce_args(op, average, process_set, tensors):
     return _set_id(process_set), code
 
 
-# _allreduce_args of the global set, but for Adasum (checked at each call).
-_GLOBAL_ARGS = {op: (0, code) for op, code in _CORE_OP.items()
-                if op != Adasum}
-_GLOBAL_ARGS[None] = _GLOBAL_ARGS[Average]
-
-
 def _ready(tensor):
     """`tensor` as the core reads it: itself when it is a contiguous host
     tensor (the extension checks its dtype), else staged by _host."""
@@ -180,12 +167,25 @@ def _ready(tensor):
     return _host(tensor)
 
 
+# _allreduce_args of the global set, but for Adasum (checked at each call).
+_GLOBAL_ARGS = {op: (0, code) for op, code in _CORE_OP.items()
+                if op != Adasum}
+_GLOBAL_ARGS[None] = _GLOBAL_ARGS[Average]
+
+
 def _one_tensor(tensor, op, average, name, process_set):
     """(process set id, core op code, the tensor the core reads, op name) of
     an allreduce of one tensor: _allreduce_args, _ready and _allreduce_name
     in one step, as every synchronous call and every gradient of a training
     step comes here."""
-    set_id, code = _allreduce_args(op, average, process_set, (tensor,))
+    args = None
+    if average is None and process_set is global_process_set:
+        try:
+            args = _GLOBAL_ARGS.get(op)
+        except TypeError:  # unhashable: _allreduce_args says what is wrong
+            pass
+    set_id, code = args or _allreduce_args(op, average, process_set,
+                                           (tensor,))
     host = tensor if isinstance(tensor, _Tensor) and tensor.is_cpu and \
         tensor.is_contiguous() else _host(tensor)
     full = _single_names.get(name) or _allreduce_name("allreduce", name,
