@@ -17,8 +17,14 @@ static void release(Handle* self) {
 }
 
 int native_wait(hvd_handle* handle) {
-  hvd_status status;
-  for (;;) {
+  hvd_status status = HVD_ERR_TIMEOUT;
+  int32_t finished = 0;
+  /* An op already done (most of a step's, by the time they are waited
+   * for) gives its status without releasing the GIL. */
+  if (hvd_poll(handle, &finished) == HVD_OK && finished) {
+    status = hvd_wait(handle, 0);
+  }
+  while (status == HVD_ERR_TIMEOUT) {
     int32_t done = 0;
     Py_BEGIN_ALLOW_THREADS
     status = hvd_wait(handle, 1000);
