@@ -324,6 +324,9 @@ TEST_F(Api, RejectsBadOpsWithClearMessages) {
             std::string::npos);
   int32_t id = 0;
   EXPECT_EQ(hvd_add_process_set(nullptr, 0, &id), HVD_ERR_UNSUPPORTED);
+  // Started without waiting: refused at once, with no handle.
+  EXPECT_EQ(hvd_enqueue_remove_process_set(1, &h), HVD_ERR_UNSUPPORTED);
+  EXPECT_EQ(h, nullptr);
 }
 
 // An adapter that allocates outputs itself and holds ops until released.
@@ -381,7 +384,7 @@ TEST_F(Api, CudaTensorsNeedAUsableDevice) {
   EXPECT_EQ(hvd_accepts_memory(HVD_MEM_HOST, 0), 1);
   EXPECT_EQ(hvd_accepts_memory(HVD_MEM_DMABUF, 0), 0);
   if (hvd_accepts_memory(HVD_MEM_CUDA, 0)) {
-    GTEST_SKIP() << "a CUDA device is present (tests/torch/test_torch_gpu.py "
+    GTEST_SKIP() << "a CUDA device is present (tests/gpu/test_torch_gpu.py "
                     "runs CUDA tensors through the core)";
   }
   float data[4] = {};

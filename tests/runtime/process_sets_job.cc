@@ -4,8 +4,10 @@
 // the global set; an op on a set this rank is not in is refused. With
 // [runtime] dynamic_process_sets on: sets added at run time get the same id
 // on every rank and run independently, removing one fails its ops still in
-// negotiation, and bad or mismatched calls fail on every rank. With it off,
-// hvd_add_process_set is refused. Usage:
+// negotiation, bad or mismatched calls fail on every rank, and the
+// changes also start without waiting (hvd_enqueue_add_process_set), each
+// completing through its handle. With it off, hvd_add_process_set is
+// refused. Usage:
 //   horovodrun -np 4 runtime_process_sets_job DYNAMIC.toml STATIC.toml
 #include <string>
 #include <vector>
@@ -240,6 +242,66 @@ void dynamic_sets() {
   expect_ok(hvd_remove_process_set(id), "remove {3, 2, 1, 0}");
 }
 
+// The non-blocking forms: rank 0 starts adding a set long before the others
+// do, which its handle shows (a bounded wait times out); the ranks meet in
+// the "gate" allreduce meanwhile. The handle then holds the new id, the same
+// on every rank; removing it the same way; a wrong argument fails the
+// change through its handle on every rank, naming the call.
+void started_changes() {
+  int32_t pair[] = {0, 1};
+  hvd_handle* h = nullptr;
+  expect_failure(hvd_enqueue_add_process_set(pair, 2, nullptr),
+                 HVD_ERR_INVALID_ARGUMENT, "a start with no handle", "null");
+  if (R == 0) {
+    expect_ok(hvd_enqueue_add_process_set(pair, 2, &h), "start adding {0, 1}");
+    int32_t done = 1;
+    expect_ok(hvd_poll(h, &done), "poll the change");
+    expect(!done, "the change finished before the others started it");
+    expect(hvd_wait(h, 200) == HVD_ERR_TIMEOUT,
+           "a bounded wait for a change the others have not started");
+  }
+  Buffer gate(HVD_INT32, {1});
+  gate.set(0, 1);
+  if (run_op(make_op(HVD_COLL_ALLREDUCE, "gate", &gate.desc, 1)) == HVD_OK) {
+    expect(gate.get(0) == N, "gate while rank 0's change waits");
+  }
+  if (R != 0) {
+    expect_ok(hvd_enqueue_add_process_set(pair, 2, &h), "start adding {0, 1}");
+  }
+  expect(hvd_wait(h, 60000) == HVD_OK,
+         std::string("adding {0, 1}: ") + hvd_handle_message(h));
+  hvd_tensor out{};
+  out.struct_size = sizeof out;
+  expect_ok(hvd_handle_output(h, 0, &out), "the change's output");
+  const int32_t id = static_cast<int32_t>(load(HVD_INT32, out.data, 0));
+  hvd_release(h);
+  expect_same_everywhere(id, "started_id");
+  int32_t set_rank = -2, set_size = 0;
+  expect_ok(hvd_process_set_rank(id, &set_rank, &set_size), "the new set");
+  expect(set_size == 2 && set_rank == (R < 2 ? R : -1),
+         "the new set's layout: rank " + std::to_string(set_rank) + " of " +
+             std::to_string(set_size));
+
+  expect_ok(hvd_enqueue_remove_process_set(id, &h), "start removing it");
+  expect(hvd_wait(h, 60000) == HVD_OK,
+         std::string("removing it: ") + hvd_handle_message(h));
+  expect_ok(hvd_handle_output(h, 0, &out), "the removal's output");
+  expect(load(HVD_INT32, out.data, 0) == id, "the removal names the set");
+  hvd_release(h);
+  expect(hvd_process_set_rank(id, &set_rank, &set_size) == HVD_ERR_NOT_FOUND,
+         "the set is gone");
+
+  expect_ok(hvd_enqueue_remove_process_set(0, &h), "start removing set 0");
+  hvd_status s = hvd_wait(h, 60000);
+  std::string message = hvd_handle_message(h);
+  expect(s == HVD_ERR_INVALID_ARGUMENT &&
+             message.rfind("hvd_remove_process_set", 0) == 0 &&
+             message.find("global") != std::string::npos,
+         std::string("removing set 0: ") + hvd_status_string(s) + ": " +
+             message);
+  hvd_release(h);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -274,6 +336,7 @@ int main(int argc, char** argv) {
     not_a_member_is_refused();
     if (dynamic) {
       dynamic_sets();
+      started_changes();
     } else {
       int32_t id = -1, pair[] = {0, 1};
       expect_failure(hvd_add_process_set(pair, 2, &id), HVD_ERR_UNSUPPORTED,

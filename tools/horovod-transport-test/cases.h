@@ -20,6 +20,9 @@ void case_wait_fd(CaseContext& ctx);
 void case_abort(CaseContext& ctx);
 void case_one_sided(CaseContext& ctx);
 void case_peer_death(CaseContext& ctx);
+// On request: the last rank cuts its own links through the plugin's
+// test-only fault hook; every request on them must name it.
+void case_sever(CaseContext& ctx);
 
 // Every pair exchanges one small message both ways and checks it.
 void ping_all(Session& s, uint64_t tag);

@@ -21,8 +21,9 @@ namespace {
 
 void usage(std::ostream& out) {
   out << "usage: horovod-transport-test [--case NAME]... [--max-bytes N]\n"
-         "                              [--timeout SECONDS] [--bench] "
-         "[--list] <name-or-path.so>\n"
+         "                              [--timeout SECONDS] [--silent-peers]"
+         " [--bench]\n"
+         "                              [--list] <name-or-path.so>\n"
          "Run under horovodrun with 2 or more ranks, e.g.\n"
          "  horovodrun -np 3 horovod-transport-test shm\n";
 }
@@ -48,6 +49,8 @@ int main(int argc, char** argv) {
       options.max_bytes = std::strtoull(value().c_str(), nullptr, 10);
     } else if (arg == "--timeout") {
       options.timeout_s = std::atoi(value().c_str());
+    } else if (arg == "--silent-peers") {
+      options.silent_peers = true;
     } else if (arg == "--bench") {
       bench = true;
     } else if (arg == "--list") {

@@ -16,6 +16,7 @@ using Clock = std::chrono::steady_clock;
 struct Case {
   const char* name;
   void (*run)(CaseContext&);
+  bool on_request = false;  // runs only when named
 };
 
 // peer_death comes last: a rank leaves the job in it.
@@ -33,6 +34,7 @@ const Case kCases[] = {
     {"one_sided", case_one_sided},
     {"abort", case_abort},
     {"peer_death", case_peer_death},
+    {"sever", case_sever, true},
 };
 
 enum Kind : uint8_t { kPass = 0, kFail = 1, kSkip = 2 };
@@ -114,7 +116,7 @@ int run_suite(World& world, const hvd_transport_api& api,
               const SuiteOptions& options, std::ostream& out) {
   std::vector<const Case*> selected;
   for (const Case& c : kCases) {
-    bool wanted = options.cases.empty();
+    bool wanted = options.cases.empty() && !c.on_request;
     for (const std::string& name : options.cases)
       wanted = wanted || name == c.name;
     if (wanted) selected.push_back(&c);

@@ -18,9 +18,13 @@ struct SuiteOptions {
   std::vector<std::string> cases;     // empty: all, in the suite's order
   uint64_t max_bytes = 256ull << 20;  // largest message of the sizes case
   int timeout_s = 60;                 // per wait, before a case fails
+  // The transport cannot see a peer go (mpi): in sever, only the severed
+  // rank's own requests are checked.
+  bool silent_peers = false;
 };
 
-// The cases' names, in the order they run (peer_death last: a rank leaves).
+// The cases' names, in the order they run (peer_death last: a rank leaves),
+// then those that run only when named (sever: the plugin's fault hook).
 std::vector<std::string> case_names();
 
 // Runs the suite; returns the number of failed cases (the same on every

@@ -8,12 +8,14 @@
 #include <gloo/math.h>
 #include <gloo/types.h>
 
+#include <chrono>
 #include <cstring>
 #include <optional>
 
 #include "common/host_access.h"
 #include "horovod_plugin/boundary.h"
 #include "horovod_plugin/enums.h"
+#include "horovod_plugin/fault_hook.h"
 #include "store.h"
 #include "transport.h"
 
@@ -21,6 +23,14 @@ namespace hvd_gloo {
 
 using hvd_plugin::fail;
 using hvd_plugin::guarded;
+
+namespace {
+
+// How long a failed collective watches the members' connections for the
+// one that failed: they see the same peer go, in Gloo's same loop.
+constexpr auto kFindCulprit = std::chrono::milliseconds(500);
+
+}  // namespace
 
 Comm::Comm(Transport& transport, const hvd_team& team, std::string key_prefix)
     : transport_(transport),
@@ -86,36 +96,47 @@ void Comm::run() {
       jobs_.pop_front();
       running_ = job.req;
     }
-    hvd_status status = call(job.body);
+    int32_t peer = -1;
+    hvd_status status = call(job.body, &peer);
     std::lock_guard<std::mutex> lock(mu_);
     running_ = nullptr;
-    finish(job.req, status, job.bytes);
+    finish(job.req, status, peer, job.bytes);
   }
 }
 
-hvd_status Comm::call(const Body& body) {
+hvd_status Comm::call(const Body& body, int32_t* peer) {
+  *peer = -1;
   try {
     body(*context_);
     return HVD_OK;
   } catch (const std::exception& e) {
     std::string what = e.what();
-    std::lock_guard<std::mutex> lock(mu_);
-    hvd_transport_common::log(
-        transport_.host(), failure_ != HVD_OK ? HVD_LOG_DEBUG : HVD_LOG_ERROR,
-        "gloo: a collective of process set " + std::to_string(process_set_) +
-            " failed: " + what);
-    return what.find("Timed out") != std::string::npos ? HVD_ERR_TIMEOUT
-                                                       : HVD_ERR_PEER_FAILED;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hvd_transport_common::log(
+          transport_.host(), failure_ != HVD_OK ? HVD_LOG_DEBUG : HVD_LOG_ERROR,
+          "gloo: a collective of process set " + std::to_string(process_set_) +
+              " failed: " + what);
+      if (failure_ != HVD_OK) return failure_;  // aborted: finish names why
+    }
+    if (what.find("Timed out") != std::string::npos) return HVD_ERR_TIMEOUT;
+    // Gloo does not say which peer failed: the member whose connection to
+    // this rank went with it does.
+    *peer = transport_.failed_member(world_ranks_, kFindCulprit);
+    return HVD_ERR_PEER_FAILED;
   }
 }
 
-void Comm::finish(Request* req, hvd_status status, uint64_t bytes) {
+void Comm::finish(Request* req, hvd_status status, int32_t peer,
+                  uint64_t bytes) {
   if (failure_ != HVD_OK) {
     transport_.complete(req, failure_, failure_peer_, 0);
   } else {
-    // Gloo does not say which peer failed.
-    transport_.complete(req, status, -1, bytes);
-    if (status != HVD_OK) failure_ = status;
+    transport_.complete(req, status, peer, bytes);
+    if (status != HVD_OK) {
+      failure_ = status;
+      failure_peer_ = peer;
+    }
   }
 }
 
@@ -149,9 +170,10 @@ Request* Comm::allreduce_here(const DirectAllreduce& op, uint32_t tag,
   lock.unlock();
   // Only the core's thread posts, so nothing is queued meanwhile.
   Request* r = transport_.new_request(nullptr);
-  hvd_status status = call(body);
+  int32_t peer = -1;
+  hvd_status status = call(body, &peer);
   lock.lock();
-  finish(r, status, bytes);
+  finish(r, status, peer, bytes);
   return r;
 }
 
@@ -303,6 +325,7 @@ hvd_status start(hvd_coll_comm* c, const char* what, hvd_stream stream,
                  hvd_request** req, Prepare&& prepare) {
   return guarded([&] {
     Comm* comm = as_comm(c);
+    hvd_plugin::fault::fault_point(comm->transport());
     if (stream != nullptr) {
       fail(HVD_ERR_UNSUPPORTED, std::string("gloo: ") + what +
                                     " moves host memory only (stream given)");

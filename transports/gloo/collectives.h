@@ -64,10 +64,11 @@ class Comm {
     uint64_t bytes = 0;
   };
   void run();
-  // Runs Gloo's call: HVD_OK, or why it failed (logged).
-  hvd_status call(const Body& body);
+  // Runs Gloo's call: HVD_OK, or why it failed (logged), with the rank at
+  // fault in *peer (-1: unknown).
+  hvd_status call(const Body& body, int32_t* peer);
   // Under mu_: `req` of a finished call completes.
-  void finish(Request* req, hvd_status status, uint64_t bytes);
+  void finish(Request* req, hvd_status status, int32_t peer, uint64_t bytes);
 
   Transport& transport_;
   const int rank_;

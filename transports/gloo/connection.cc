@@ -441,9 +441,10 @@ void Connection::run_data() {
       return;
     }
     if (!ok || failure_ != HVD_OK) {
+      // Without a failure, only this side stops a wait (closing).
       if (w.req != nullptr) {
         finish(w.req, failure_ != HVD_OK ? failure_ : HVD_ERR_ABORTED,
-               failure_peer_, 0);
+               failure_ != HVD_OK ? failure_peer_ : transport_.rank(), 0);
         w.req = nullptr;
       }
       graveyard_.push_back(std::move(w));
@@ -592,6 +593,11 @@ void Connection::fail(hvd_status status, int32_t peer, const std::string& why) {
             " failed: " + why);
   }
   fail_locked(status, peer);
+}
+
+int32_t Connection::failed_peer() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failure_ == HVD_ERR_PEER_FAILED ? failure_peer_ : -1;
 }
 
 void Connection::abort(hvd_status reason, int32_t peer) {

@@ -49,6 +49,11 @@ class Connection {
   // Any thread: every pending request completes with `reason` and `peer`,
   // and so does every later one.
   void abort(hvd_status reason, int32_t peer);
+  // The peer's rank once the connection failed through the peer's fault
+  // (HVD_ERR_PEER_FAILED); -1 otherwise.
+  int32_t failed_peer() const;
+  // Test only (fault_hook.h): closes the Gloo pair from this side.
+  void sever();
 
  private:
   using Buffer = gloo::transport::UnboundBuffer;

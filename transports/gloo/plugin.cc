@@ -70,6 +70,7 @@ hvd_status data_call(hvd_conn* c, hvd_request** req, const char* what,
   return guarded([&] {
     Table::require(req, "request");
     hvd_gloo::Connection* conn = Table::as_conn(c);
+    hvd_plugin::fault::fault_point(conn->transport());
     int32_t peer = -1;
     if (hvd_status a = conn->transport().aborted(&peer); a != HVD_OK) {
       return refuse(a, std::string("gloo: ") + what + " after abort");

@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "collectives.h"
@@ -227,6 +229,25 @@ hvd_status Transport::conn_test(Connection* conn) {
                         ? "with rank " + std::to_string(conn->peer_rank())
                         : std::string("being accepted");
   return refuse(s, "gloo: the connection " + who + " failed: " + why);
+}
+
+int32_t Transport::failed_member(const std::vector<int32_t>& members,
+                                 std::chrono::milliseconds patience) {
+  const auto until = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (Connection* c : connections_) {
+        int32_t peer = c->failed_peer();
+        if (peer >= 0 &&
+            std::find(members.begin(), members.end(), peer) != members.end()) {
+          return peer;
+        }
+      }
+    }
+    if (std::chrono::steady_clock::now() >= until) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 Request* Transport::new_request(

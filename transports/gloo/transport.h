@@ -5,10 +5,12 @@
 #include <gloo/transport/device.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "common/comm_registry.h"
 #include "horovod/transport.h"
@@ -57,6 +59,9 @@ class Transport {
 
   // Any thread. Every connection's pending requests fail with `reason`.
   void abort(hvd_status reason, int32_t peer);
+  // Test only (fault_hook.h): aborts naming this rank and closes every
+  // connection's pair from inside, as a rank whose own links went down.
+  void sever();
   // HVD_OK, or the reason of an abort (and its peer).
   hvd_status aborted(int32_t* peer = nullptr) const {
     return abort_.reason(peer);
@@ -67,6 +72,13 @@ class Transport {
   // there too, so that abort reaches them.
   Comm* pending_comm(const hvd_team& team);
   hvd_transport_common::CommRegistry<Comm>& comms() { return comms_; }
+
+  // A rank of `members` whose point-to-point connection failed through
+  // its fault, watching them for up to `patience` (Gloo's collectives do
+  // not say which peer failed; the connections see the same sockets go);
+  // -1 if none did.
+  int32_t failed_member(const std::vector<int32_t>& members,
+                        std::chrono::milliseconds patience);
 
   // From any of the plugin's threads.
   Request* new_request(std::shared_ptr<std::atomic<uint32_t>> in_flight);

@@ -57,26 +57,18 @@ hvd_status mpi_mr_dereg(hvd_transport* t, hvd_mr* mr) {
 
 hvd_status mpi_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                      hvd_mr*, hvd_request** req) {
-  return guarded([&] {
-    Table::require(req, "request");
-    hvd_mpi::Connection* conn = Table::as_conn(c);
-    hvd_mpi::Request* r = nullptr;
-    hvd_status s = conn->transport->isend(conn, buf, bytes, tag, &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
-  });
+  return Table::post_request(
+      c, req, [&](hvd_mpi::Connection* conn, hvd_mpi::Request** r) {
+        return conn->transport->isend(conn, buf, bytes, tag, r);
+      });
 }
 
 hvd_status mpi_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                      hvd_mr*, hvd_request** req) {
-  return guarded([&] {
-    Table::require(req, "request");
-    hvd_mpi::Connection* conn = Table::as_conn(c);
-    hvd_mpi::Request* r = nullptr;
-    hvd_status s = conn->transport->irecv(conn, buf, bytes, tag, &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
-  });
+  return Table::post_request(
+      c, req, [&](hvd_mpi::Connection* conn, hvd_mpi::Request** r) {
+        return conn->transport->irecv(conn, buf, bytes, tag, r);
+      });
 }
 
 const char* describe() {

@@ -23,11 +23,17 @@ struct Handle {
   uint32_t reserved;
 };
 
+// A truncation is the sender's; a failed process (ULFM's class, where MPI
+// has it) is the peer's; anything else MPI returns is this process's MPI
+// failing (HVD_ERR_ABORTED: this side's own).
 hvd_status status_of_mpi_error(int code) {
   int error_class = MPI_ERR_OTHER;
   MPI_Error_class(code, &error_class);
-  return error_class == MPI_ERR_TRUNCATE ? HVD_ERR_TRUNCATED
-                                         : HVD_ERR_PEER_FAILED;
+  if (error_class == MPI_ERR_TRUNCATE) return HVD_ERR_TRUNCATED;
+#ifdef MPIX_ERR_PROC_FAILED
+  if (error_class == MPIX_ERR_PROC_FAILED) return HVD_ERR_PEER_FAILED;
+#endif
+  return HVD_ERR_ABORTED;
 }
 
 }  // namespace
@@ -217,7 +223,7 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
                      &r->mpi);
   if (rc != MPI_SUCCESS) {
     give_back(r);
-    return refuse(HVD_ERR_PEER_FAILED, mpi_error_text("MPI_Isend", rc));
+    return refuse(failed_here_or_there(rc), mpi_error_text("MPI_Isend", rc));
   }
   ++c->sends;
   *out = r;
@@ -245,11 +251,23 @@ hvd_status Transport::irecv(Connection* c, void* buf, size_t bytes,
                 library_.mpi_tag(c->channel, tag), library_.comm(), &r->mpi);
   if (rc != MPI_SUCCESS) {
     give_back(r);
-    return refuse(HVD_ERR_PEER_FAILED, mpi_error_text("MPI_Irecv", rc));
+    return refuse(failed_here_or_there(rc), mpi_error_text("MPI_Irecv", rc));
   }
   ++c->recvs;
   *out = r;
   return HVD_OK;
+}
+
+int32_t Transport::rank() const {
+  return hvd_transport_common::world_rank(host_);
+}
+
+hvd_status Transport::failed_here_or_there(int code) {
+  hvd_status status = status_of_mpi_error(code);
+  // MPI failed in this process: what follows fails the same way, and names
+  // this rank.
+  if (status == HVD_ERR_ABORTED) abort(HVD_ERR_ABORTED, rank());
+  return status;
 }
 
 hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
@@ -275,7 +293,8 @@ hvd_status Transport::test(Request* req, int32_t* done, hvd_completion* out) {
                  ? test_collective(req, &flag, &mpi_status)
                  : MPI_Test(&req->mpi, &flag, &mpi_status);
     if (rc != MPI_SUCCESS) {
-      status = status_of_mpi_error(rc);
+      status = failed_here_or_there(rc);
+      if (status == HVD_ERR_ABORTED) peer = rank();
       hvd_plugin::set_last_error("mpi: " + mpi_error_text(req->what, rc));
       bytes = 0;
       req->mpi = MPI_REQUEST_NULL;

@@ -107,6 +107,10 @@ class Transport {
   int wait_fd() const { return -1; }
   hvd_status wait_arm() { return HVD_AGAIN; }
   void abort(hvd_status reason, int32_t peer) { abort_.trip(reason, peer); }
+  // Test only (fault_hook.h): aborts naming this rank, as a rank whose own
+  // links went down (MPI has no connection to cut: the peers see silence).
+  void sever() { abort(HVD_ERR_ABORTED, rank()); }
+  int32_t rank() const;
   // HVD_OK, or the first abort's reason (its peer in *peer).
   hvd_status aborted(int32_t* peer = nullptr) const {
     return abort_.reason(peer);
@@ -119,6 +123,9 @@ class Transport {
   void abandon(Request* req);
 
  private:
+  // The status for MPI's error `code`: HVD_ERR_ABORTED (this transport
+  // aborts itself naming this rank) unless the peer is at fault.
+  hvd_status failed_here_or_there(int code);
   // MPI_Test on `req` until it completes, fails, is aborted or has had its
   // time for this call; MPI_Test's result.
   int test_collective(Request* req, int* flag, MPI_Status* status);

@@ -36,7 +36,8 @@ std::string nccl_error_text(ncclResult_t result) {
 namespace {
 
 // What a failed NCCL call means for the core: a remote error or a system
-// (network) error is a peer's failure; the rest are this rank's.
+// (network) error is a peer's failure; the rest are this rank's, a misuse
+// or this process's NCCL or CUDA failing (HVD_ERR_ABORTED: its own side).
 hvd_status status_of(ncclResult_t result) {
   switch (result) {
     case ncclRemoteError:
@@ -46,7 +47,7 @@ hvd_status status_of(ncclResult_t result) {
     case ncclInvalidUsage:
       return HVD_ERR_INVALID_ARGUMENT;
     default:
-      return HVD_ERR_SYSTEM;
+      return HVD_ERR_ABORTED;
   }
 }
 
@@ -129,10 +130,9 @@ hvd_status Comm::step() {
     config.blocking = 0;
     ncclResult_t r = ncclCommInitRankConfig(&comm_, size(), id, rank_, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
-      break_comm(status_of(r), -1,
-                 "nccl: ncclCommInitRankConfig (" + std::to_string(size()) +
-                     " ranks, key " + exchange_.key() +
-                     "): " + nccl_error_text(r));
+      break_on(r, "nccl: ncclCommInitRankConfig (" + std::to_string(size()) +
+                      " ranks, key " + exchange_.key() +
+                      "): " + nccl_error_text(r));
       return hvd_plugin::refuse(failure_, why_);
     }
     initialising_ = true;
@@ -142,9 +142,9 @@ hvd_status Comm::step() {
   if (r == ncclSuccess && state == ncclInProgress) return HVD_AGAIN;
   if (r != ncclSuccess || state != ncclSuccess) {
     ncclResult_t bad = r != ncclSuccess ? r : state;
-    break_comm(status_of(bad), -1,
-               "nccl: creating the communicator of process set " +
-                   std::to_string(process_set_) + ": " + nccl_error_text(bad));
+    break_on(bad, "nccl: creating the communicator of process set " +
+                      std::to_string(process_set_) + ": " +
+                      nccl_error_text(bad));
     return hvd_plugin::refuse(failure_, why_);
   }
   cuda_check(cudaSetDevice(transport_.device()), "cudaSetDevice");
@@ -212,9 +212,9 @@ hvd_status Comm::post(
   } else if (res == ncclSuccess) {
     record(r);
   } else {
-    break_comm(status_of(res), -1,
-               "nccl: a collective of process set " +
-                   std::to_string(process_set_) + ": " + nccl_error_text(res));
+    break_on(res, "nccl: a collective of process set " +
+                      std::to_string(process_set_) + ": " +
+                      nccl_error_text(res));
     finish(r, failure_, failure_peer_);
   }
   return HVD_OK;
@@ -238,6 +238,13 @@ void Comm::finish(Request* r, hvd_status status, int32_t peer) {
   r->result.status = status;
   r->result.peer = status == HVD_OK ? -1 : peer;
   r->result.bytes = status == HVD_OK ? r->bytes : 0;
+}
+
+void Comm::break_on(ncclResult_t result, const std::string& why) {
+  hvd_status status = status_of(result);
+  // NCCL does not say which peer failed; its own failures are this rank's.
+  break_comm(status, status == HVD_ERR_PEER_FAILED ? -1 : world_ranks_[rank_],
+             why);
 }
 
 void Comm::break_comm(hvd_status reason, int32_t peer, const std::string& why) {
@@ -265,7 +272,7 @@ hvd_status Comm::test(Request* r, int32_t* done, hvd_completion* out) {
       record(r);
     } else if (res != ncclSuccess || state != ncclInProgress) {
       ncclResult_t bad = res != ncclSuccess ? res : state;
-      break_comm(status_of(bad), -1, "nccl: " + nccl_error_text(bad));
+      break_on(bad, "nccl: " + nccl_error_text(bad));
       finish(r, failure_, failure_peer_);
     }
   }
@@ -274,14 +281,14 @@ hvd_status Comm::test(Request* r, int32_t* done, hvd_completion* out) {
     if (e == cudaSuccess) {
       finish(r, HVD_OK, -1);
     } else if (e != cudaErrorNotReady) {
-      break_comm(HVD_ERR_SYSTEM, -1,
+      break_comm(HVD_ERR_ABORTED, world_ranks_[rank_],
                  "nccl: cudaEventQuery: " + cuda_error_text(e));
       finish(r, failure_, failure_peer_);
     } else {
       ncclResult_t state = ncclSuccess;
       ncclCommGetAsyncError(comm_, &state);
       if (state != ncclSuccess && state != ncclInProgress) {
-        break_comm(status_of(state), -1, "nccl: " + nccl_error_text(state));
+        break_on(state, "nccl: " + nccl_error_text(state));
         finish(r, failure_, failure_peer_);
       }
     }

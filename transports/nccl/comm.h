@@ -71,6 +71,8 @@ class Comm {
   void record(Request* r);
   // Under mu_: aborts the NCCL communicator and remembers why.
   void break_comm(hvd_status reason, int32_t peer, const std::string& why);
+  // The same for NCCL's `result`, naming this rank unless a peer failed.
+  void break_on(ncclResult_t result, const std::string& why);
   void finish(Request* r, hvd_status status, int32_t peer);
 
   Transport& transport_;

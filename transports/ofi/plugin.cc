@@ -56,27 +56,17 @@ hvd_status ofi_mr_dereg(hvd_transport* t, hvd_mr* mr) {
 
 hvd_status ofi_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
-  return guarded([&] {
-    Table::require(req, "request");
-    Request* r = nullptr;
-    Connection* conn = Table::as_conn(c);
-    hvd_status s = conn->transport->isend(
-        conn, buf, bytes, tag, reinterpret_cast<Registration*>(mr), &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    return conn->transport->isend(conn, buf, bytes, tag,
+                                  reinterpret_cast<Registration*>(mr), r);
   });
 }
 
 hvd_status ofi_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                      hvd_mr* mr, hvd_request** req) {
-  return guarded([&] {
-    Table::require(req, "request");
-    Request* r = nullptr;
-    Connection* conn = Table::as_conn(c);
-    hvd_status s = conn->transport->irecv(
-        conn, buf, bytes, tag, reinterpret_cast<Registration*>(mr), &r);
-    if (s == HVD_OK) *req = reinterpret_cast<hvd_request*>(r);
-    return s;
+  return Table::post_request(c, req, [&](Connection* conn, Request** r) {
+    return conn->transport->irecv(conn, buf, bytes, tag,
+                                  reinterpret_cast<Registration*>(mr), r);
   });
 }
 

@@ -274,21 +274,6 @@ void Transport::finish(Request* r, hvd_status status, int32_t peer,
   }
 }
 
-void Transport::fail_connection(Connection* c, hvd_status status,
-                                const std::string& why) {
-  if (c->state == Connection::kFailed || c->state == Connection::kClosed) {
-    return;
-  }
-  c->state = Connection::kFailed;
-  c->failure = status;
-  c->failure_text = why;
-  if (!why.empty()) hvd_transport_common::log(host_, HVD_LOG_WARNING, why);
-  while (Request* r = c->pending.front()) {
-    if (r->kind == Request::kRecv && r->in_fabric) fi_cancel(&ep_->fid, r);
-    finish(r, status, c->peer_rank, 0);
-  }
-}
-
 hvd_status Transport::test(Request* r, int32_t* done, hvd_completion* out) {
   if (!r->complete) progress();
   if (!r->complete) {
@@ -555,32 +540,6 @@ void Transport::on_control(const CtrlMessage& m) {
   }
 }
 
-// Probes silent peers while work on them is pending; past peer_timeout of
-// silence the peer is dead. Providers over tcp report no connection loss on
-// a reliable-datagram endpoint, so silence is the signal.
-void Transport::check_liveness() {
-  if (pending_total_ == 0) return;
-  auto now = Clock::now();
-  auto interval = std::chrono::milliseconds(options_.ping_interval_ms);
-  auto timeout = std::chrono::milliseconds(options_.peer_timeout_ms);
-  for (Connection* c : by_id_) {
-    if (c == nullptr || c->state != Connection::kReady || c->pending.empty()) {
-      continue;
-    }
-    if (now - c->last_heard > timeout) {
-      fail_connection(c, HVD_ERR_PEER_FAILED,
-                      "ofi: rank " + std::to_string(c->peer_rank) +
-                          " has not answered for " +
-                          std::to_string(options_.peer_timeout_ms) +
-                          " ms; it is taken for dead");
-    } else if (now - c->last_heard > interval &&
-               now - c->last_ping > interval) {
-      c->last_ping = now;
-      send_control(c->addr, control(kPing, c));
-    }
-  }
-}
-
 void Transport::set_timer(bool on) {
   if (on == timer_on_) return;
   timer_on_ = on;
@@ -643,8 +602,9 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
     }
     if (rc != -FI_EAGAIN) {
       release(r);
-      fail_fi("fi_tinject to rank " + std::to_string(c->peer_rank),
-              static_cast<int>(rc));
+      return refuse_post(c,
+                         "fi_tinject to rank " + std::to_string(c->peer_rank),
+                         static_cast<int>(rc));
     }
     // Inject space is exhausted: a regular send may still go.
   }
@@ -670,8 +630,8 @@ hvd_status Transport::isend(Connection* c, const void* buf, size_t bytes,
       progress();
       return HVD_AGAIN;
     }
-    fail_fi("fi_tsend to rank " + std::to_string(c->peer_rank),
-            static_cast<int>(rc));
+    return refuse_post(c, "fi_tsend to rank " + std::to_string(c->peer_rank),
+                       static_cast<int>(rc));
   }
   r->in_fabric = true;
   r->tag = tag;
@@ -706,8 +666,8 @@ hvd_status Transport::irecv(Connection* c, void* buf, size_t bytes,
       progress();
       return HVD_AGAIN;
     }
-    fail_fi("fi_trecv from rank " + std::to_string(c->peer_rank),
-            static_cast<int>(rc));
+    return refuse_post(c, "fi_trecv from rank " + std::to_string(c->peer_rank),
+                       static_cast<int>(rc));
   }
   r->in_fabric = true;
   ++posted_receives_;
@@ -757,12 +717,10 @@ void Transport::on_completion(Request* r, int err, uint64_t bytes) {
         c->last_heard = Clock::now();
         finish(r, HVD_ERR_TRUNCATED, c->peer_rank, bytes);
       } else if (err != FI_ECANCELED) {
-        fail_connection(c, HVD_ERR_PEER_FAILED,
-                        "ofi: a transfer with rank " +
-                            std::to_string(c->peer_rank) +
-                            " failed: " + fi_strerror(err));
+        fail_transfer(c, err);
       }
-      finish(r, HVD_ERR_ABORTED, c->peer_rank, 0);
+      // Not finished by now: cancelled on this side.
+      finish(r, HVD_ERR_ABORTED, rank_, 0);
       if (r->released) release(r);
       return;
     }

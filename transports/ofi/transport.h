@@ -104,6 +104,9 @@ class Transport {
   int wait_fd() const { return cq_waitable_ ? epoll_fd_ : -1; }
   hvd_status wait_arm();
   void abort(hvd_status reason, int32_t peer);  // any thread
+  // Test only (fault_hook.h): aborts naming this rank and fails every
+  // connection from inside, as a rank whose own links went down.
+  void sever();
 
  private:
   void open_fabric();
@@ -117,8 +120,14 @@ class Transport {
   Request* new_request(Request::Kind kind, Connection* c);
   void release(Request* r);
   void finish(Request* r, hvd_status status, int32_t peer, uint64_t bytes);
+  // Every pending request of `c` ends with `status`, naming the peer, or
+  // this rank for HVD_ERR_ABORTED; later ones are refused with it.
   void fail_connection(Connection* c, hvd_status status,
                        const std::string& why);
+  // A transfer on `c` failed with libfabric's error `err` (positive).
+  void fail_transfer(Connection* c, int err);
+  // A post on `c` failed with `rc`: fails the connection and refuses it.
+  hvd_status refuse_post(Connection* c, const std::string& what, int rc);
   void on_completion(Request* r, int err, uint64_t bytes);
   void on_control(const CtrlMessage& m);
   void post_control_recv(Request* r);

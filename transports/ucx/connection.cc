@@ -394,11 +394,16 @@ void Connection::fail(hvd_status status, int32_t peer) {
 
 void Connection::endpoint_failed(ucs_status_t status) {
   int32_t peer = peer_rank_ >= 0 ? peer_rank_ : expected_rank_;
-  hvd_transport_common::log(t_.host(), HVD_LOG_INFO,
-                            "ucx: the connection with rank " +
-                                std::to_string(peer) +
-                                " failed: " + ucs_status_string(status));
-  fail(HVD_ERR_PEER_FAILED, peer);
+  const bool theirs = peer_failure(status);
+  hvd_transport_common::log(
+      t_.host(), HVD_LOG_INFO,
+      "ucx: the connection with rank " + std::to_string(peer) + " failed" +
+          (theirs ? "" : " on this side") + ": " + ucs_status_string(status));
+  if (theirs) {
+    fail(HVD_ERR_PEER_FAILED, peer);
+  } else {
+    fail(HVD_ERR_ABORTED, t_.rank());
+  }
 }
 
 void Connection::close() {

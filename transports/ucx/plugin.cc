@@ -88,6 +88,7 @@ hvd_status ucx_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
   return guarded([&] {
     Table::require(req, "request");
     Connection* conn = Table::as_conn(c);
+    hvd_plugin::fault::fault_point(conn->transport());
     if (hvd_status a = conn->transport().aborted(); a != HVD_OK) {
       return hvd_plugin::refuse(a, "ucx: isend after abort");
     }
@@ -103,6 +104,7 @@ hvd_status ucx_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
   return guarded([&] {
     Table::require(req, "request");
     Connection* conn = Table::as_conn(c);
+    hvd_plugin::fault::fault_point(conn->transport());
     if (hvd_status a = conn->transport().aborted(); a != HVD_OK) {
       return hvd_plugin::refuse(a, "ucx: irecv after abort");
     }

@@ -302,6 +302,10 @@ void Transport::abort(hvd_status reason, int32_t peer) {
   }
 }
 
+int32_t Transport::rank() const {
+  return hvd_transport_common::world_rank(host_);
+}
+
 hvd_status Transport::aborted() {
   return abort_.apply(
       [this](hvd_status reason, int32_t peer) { apply_abort(reason, peer); });
@@ -370,10 +374,16 @@ void Transport::ucx_finished(Request* r, ucs_status_t status, uint64_t length) {
       complete(r, HVD_OK, -1, r->send ? r->bytes : length);
     } else if (status == UCS_ERR_MESSAGE_TRUNCATED) {
       complete(r, HVD_ERR_TRUNCATED, peer, length);
-    } else if (status == UCS_ERR_CANCELED) {
-      complete(r, HVD_ERR_SHUT_DOWN, -1, 0);
-    } else {
+    } else if (peer_failure(status)) {
       complete(r, HVD_ERR_PEER_FAILED, peer, 0);
+    } else {
+      // This side's failure (a cancel, or UCX failing here): it names this
+      // rank, and the connection goes with it once UCX's callbacks are done
+      // (handle_failures), as for an endpoint error.
+      if (c != nullptr && status != UCS_ERR_CANCELED) {
+        failed_.push_back({c->id(), status});
+      }
+      complete(r, HVD_ERR_ABORTED, rank(), 0);
     }
   }
   if (r->reported) {

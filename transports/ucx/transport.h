@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "fault_side.h"
 #include "horovod/transport.h"
 #include "horovod_plugin/abort_latch.h"
 #include "options.h"
@@ -61,6 +62,10 @@ class Transport {
 
   void abort(hvd_status reason, int32_t peer);  // any thread
   hvd_status aborted();  // applies a pending abort; its reason or HVD_OK
+  // Test only (fault_hook.h): aborts naming this rank and drops every
+  // endpoint at once, as a rank whose own links went down.
+  void sever();
+  int32_t rank() const;
 
   Request* new_request(Connection* conn, bool send, bool user, uint64_t bytes);
   // UCX's callback for `r` ran.

@@ -16,34 +16,49 @@ static void release(Handle* self) {
   self->handle = NULL;
 }
 
-int native_wait(hvd_handle* handle) {
+/* How long one slice of a wait lasts: how late Ctrl-C may be seen. The
+ * slices cost nothing measurable (a waiting rank's CPU is tested in
+ * tests/torch/stalls and tests/tensorflow/stalls). */
+#define WAIT_SLICE_MS 100
+
+int native_wait(hvd_handle* handle, const char* what) {
   hvd_status status = HVD_ERR_TIMEOUT;
   int32_t finished = 0;
   /* An op already done (most of a step's, by the time they are waited
-   * for) gives its status without releasing the GIL. */
+   * for) gives its own status without releasing the GIL. */
   if (hvd_poll(handle, &finished) == HVD_OK && finished) {
     status = hvd_wait(handle, 0);
   }
-  while (status == HVD_ERR_TIMEOUT) {
+  while (!finished) {
     int32_t done = 0;
     Py_BEGIN_ALLOW_THREADS
-    status = hvd_wait(handle, 1000);
-    if (status == HVD_ERR_TIMEOUT) hvd_poll(handle, &done);
+    status = hvd_wait(handle, WAIT_SLICE_MS);
+    if (status == HVD_ERR_TIMEOUT) {
+      /* Done by now: the op's own status (which may be a timeout). */
+      hvd_poll(handle, &done);
+      if (done) status = hvd_wait(handle, 0);
+    }
     Py_END_ALLOW_THREADS
-    if (status != HVD_ERR_TIMEOUT || done) break;  /* done: it timed out */
+    if (status != HVD_ERR_TIMEOUT || done) break;
     if (PyErr_CheckSignals() < 0) return -2;
   }
   if (status == HVD_OK) return 0;
   const char* message = hvd_handle_message(handle);
-  native_raise_internal(message && *message ? message
-                                            : hvd_status_string(status));
+  if (what) {
+    native_raise_for_status(status, what, message);
+  } else {
+    native_raise_internal(message && *message ? message
+                                              : hvd_status_string(status));
+  }
   return -1;
 }
 
-static PyObject* handle_wait(Handle* self, PyObject* unused) {
-  (void)unused;
-  if (check_live(self) < 0) return NULL;
-  int rc = native_wait(self->handle);
+static PyObject* handle_wait(Handle* self, PyObject* args) {
+  const char* what = NULL;
+  if (!PyArg_ParseTuple(args, "|z:wait", &what) || check_live(self) < 0) {
+    return NULL;
+  }
+  int rc = native_wait(self->handle, what);
   if (rc == 0) Py_RETURN_NONE;
   if (rc == -1) release(self);
   return NULL;
@@ -123,9 +138,11 @@ static void handle_dealloc(PyObject* self) {
 }
 
 static PyMethodDef handle_methods[] = {
-    {"wait", (PyCFunction)handle_wait, METH_NOARGS,
-     "wait()\n--\n\nWaits for the op (GIL released); raises "
-     "HorovodInternalError, and releases the handle, when it failed."},
+    {"wait", (PyCFunction)handle_wait, METH_VARARGS,
+     "wait(what=None)\n--\n\nWaits for the op (GIL released, in slices "
+     "between which Ctrl-C raises KeyboardInterrupt); when it failed, "
+     "releases the handle and raises HorovodInternalError, or with `what` "
+     "what raise_for_status raises for a failed call `what`."},
     {"poll", (PyCFunction)handle_poll, METH_NOARGS,
      "poll()\n--\n\nWhether the op has finished."},
     {"release", (PyCFunction)handle_release, METH_NOARGS,

@@ -12,10 +12,13 @@ PyObject* native_handle_type_create(void);
 /* A new Handle owning `handle`; releases it and returns NULL on failure. */
 PyObject* native_handle_new(PyObject* type, hvd_handle* handle);
 
-/* Waits for `handle` with the GIL released, a second at a time so that
- * Ctrl-C is seen: 0 when the op succeeded; -1 when it failed
+/* Waits for `handle` with the GIL released, in slices of 0.1 s between
+ * which signal handlers run, so that Ctrl-C raises KeyboardInterrupt
+ * promptly: every wait of the Python bindings ends here. A failure raises
+ * HorovodInternalError, or with `what` (not NULL) what raise_for_status
+ * raises for a failed call `what`. 0 when the op succeeded; -1 when it failed
  * (HorovodInternalError set); -2 when a signal handler raised (the op is
  * still in flight). */
-int native_wait(hvd_handle* handle);
+int native_wait(hvd_handle* handle, const char* what);
 
 #endif

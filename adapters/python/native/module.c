@@ -1,7 +1,9 @@
 /*
  * horovod.common._native: enqueue() and the Handle it returns; run()
- * (enqueue and wait) and enqueue_each() (one op per tensor).
+ * (enqueue and wait), enqueue_each() (one op per tensor), and the
+ * process-set changes started as Handles.
  */
+#include "given_outputs.h"
 #include "handle.h"
 #include "op_descriptor.h"
 #include "tensor_desc.h"
@@ -128,8 +130,21 @@ static int start(const op_request* r, int cache, hvd_handle** handle) {
     name_the_error(r);
     return -1;
   }
-  hvd_status status = hvd_enqueue(op_descriptor_op(d), handle);
+  hvd_op op = *op_descriptor_op(d); /* its tensors stay d's */
+  op.stream = (hvd_stream)(uintptr_t)r->stream;
+  given_outputs* given = NULL;
+  if (r->given != Py_None) {
+    given = given_outputs_read(r->given);
+    if (!given || given_outputs_attach(&op, given) < 0) {
+      given_outputs_free(given);
+      op_descriptor_free(fresh);
+      name_the_error(r);
+      return -1;
+    }
+  }
+  hvd_status status = hvd_enqueue(&op, handle);
   op_descriptor_free(fresh);
+  if (status != HVD_OK) given_outputs_free(given); /* no done() comes */
   if (status == HVD_OK) return 0;
   PyObject* name = name_bytes_or(r, "enqueue");
   native_raise_for_status(status, name ? PyBytes_AsString(name) : "enqueue",
@@ -138,16 +153,17 @@ static int start(const op_request* r, int cache, hvd_handle** handle) {
   return -1;
 }
 
-#define REQUEST_FORMAT "iOpiiddiOOO"
+#define REQUEST_FORMAT "iOpiiddiOOO|KO"
 #define PARSE_REQUEST(args, fn, r, cache)                                    \
-  PyArg_ParseTuple(args, REQUEST_FORMAT ":" fn, &(r).collective, &(r).name, \
-                   cache, &(r).process_set, &(r).reduce_op, &(r).prescale,  \
-                   &(r).postscale, &(r).root, &(r).inputs, &(r).outputs,    \
-                   &(r).splits)
+  ((r).stream = 0, (r).given = Py_None,                                      \
+   PyArg_ParseTuple(args, REQUEST_FORMAT ":" fn, &(r).collective, &(r).name, \
+                    cache, &(r).process_set, &(r).reduce_op, &(r).prescale,  \
+                    &(r).postscale, &(r).root, &(r).inputs, &(r).outputs,    \
+                    &(r).splits, &(r).stream, &(r).given))
 
 /* Outputs are tensors or None; run() alone also takes a function that
  * makes them. */
-static int given_outputs(PyObject* outputs, const char* fn) {
+static int refuse_made_outputs(PyObject* outputs, const char* fn) {
   if (outputs == Py_None || !PyCallable_Check(outputs)) return 0;
   PyErr_Format(PyExc_TypeError,
                "%s: outputs are a tuple or a list of tensors, or None "
@@ -161,7 +177,7 @@ static PyObject* enqueue(PyObject* module, PyObject* args) {
   int cache = 0;
   hvd_handle* handle = NULL;
   if (!PARSE_REQUEST(args, "enqueue", r, &cache) ||
-      given_outputs(r.outputs, "enqueue") < 0 ||
+      refuse_made_outputs(r.outputs, "enqueue") < 0 ||
       start(&r, cache, &handle) < 0) {
     return NULL;
   }
@@ -203,7 +219,7 @@ static PyObject* run(PyObject* module, PyObject* args) {
     Py_XDECREF(made);
     return NULL;
   }
-  int waited = native_wait(handle);
+  int waited = native_wait(handle, NULL);
   hvd_release(handle);
   if (waited < 0) {
     Py_XDECREF(made);
@@ -211,6 +227,49 @@ static PyObject* run(PyObject* module, PyObject* args) {
   }
   if (made) return made;
   Py_RETURN_NONE;
+}
+
+/* ---- process-set changes, started here and waited for by the caller ----- */
+
+/* The Handle of a started change, or NULL with the call's error raised. */
+static PyObject* started_change(hvd_status status, hvd_handle* handle,
+                                const char* what) {
+  if (status != HVD_OK) {
+    return native_raise_for_status(status, what, hvd_last_error());
+  }
+  return native_handle_new(handle_type, handle);
+}
+
+static PyObject* start_add_process_set(PyObject* module, PyObject* ranks) {
+  (void)module;
+  Py_ssize_t n = PySequence_Size(ranks);
+  if (n < 0) return NULL;
+  int32_t* values = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *values);
+  if (!values) return PyErr_NoMemory();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_GetItem(ranks, i);
+    long v = item ? PyLong_AsLong(item) : -1;
+    Py_XDECREF(item);
+    if (v == -1 && PyErr_Occurred()) {
+      PyMem_Free(values);
+      return NULL;
+    }
+    values[i] = (int32_t)v;
+  }
+  hvd_handle* handle = NULL;
+  hvd_status status =
+      hvd_enqueue_add_process_set(values, (int32_t)n, &handle);
+  PyMem_Free(values);
+  return started_change(status, handle, "add_process_set");
+}
+
+static PyObject* start_remove_process_set(PyObject* module, PyObject* arg) {
+  (void)module;
+  long id = PyLong_AsLong(arg);
+  if (id == -1 && PyErr_Occurred()) return NULL;
+  hvd_handle* handle = NULL;
+  hvd_status status = hvd_enqueue_remove_process_set((int32_t)id, &handle);
+  return started_change(status, handle, "remove_process_set");
 }
 
 /* ---- enqueue_each: one op per tensor ----------------------------------- */
@@ -276,7 +335,9 @@ static PyObject* enqueue_each(PyObject* module, PyObject* args) {
     return NULL;
   }
   r.splits = Py_None;
-  if (given_outputs(r.outputs, "enqueue_each") < 0) return NULL;
+  r.stream = 0;
+  r.given = Py_None;
+  if (refuse_made_outputs(r.outputs, "enqueue_each") < 0) return NULL;
   Py_ssize_t n = each_length(names, r.inputs, r.outputs);
   PyObject* handles = n < 0 ? NULL : PyList_New(n);
   if (!handles) return NULL;
@@ -299,7 +360,8 @@ static PyObject* enqueue_each(PyObject* module, PyObject* args) {
 static PyMethodDef module_methods[] = {
     {"run", run, METH_VARARGS,
      "run(collective, name, cache, process_set, reduce_op, prescale, "
-     "postscale, root, inputs, outputs, splits)\n--\n\n"
+     "postscale, root, inputs, outputs, splits, stream=0, given=None)"
+     "\n--\n\n"
      "enqueue() and waiting for the op (GIL released), in one call and "
      "without a Handle: for ops whose outputs the caller provides, or "
      "makes here: with outputs a function (e.g. torch.empty_like), "
@@ -320,13 +382,27 @@ static PyMethodDef module_methods[] = {
      "code, bits)), shape, get_device() (-1 for host memory)."},
     {"enqueue", enqueue, METH_VARARGS,
      "enqueue(collective, name, cache, process_set, reduce_op, prescale, "
-     "postscale, root, inputs, outputs, splits)\n--\n\n"
-     "Starts one collective on the core and returns its Handle. Tensors "
+     "postscale, root, inputs, outputs, splits, stream=0, given=None)"
+     "\n--\n\n"
+     "Starts one collective on the core and returns its Handle. `stream`: "
+     "the hvd_stream the op runs on (0: none); `given`: for allgather and "
+     "alltoall, outputs the caller allocated with the shapes the ranks will "
+     "negotiate (the core checks them), which the core writes into instead "
+     "of memory of its own. Tensors "
      "are (data pointer, (dtype code, bits), shape, device: -1 for host "
      "memory, else the CUDA device), or tensor objects once set_dtypes() "
      "was called. With cache, the op's descriptor is "
      "kept under its name and reused while later calls describe the same "
      "op. Raises as horovod.common.exceptions.raise_for_status does."},
+    {"start_add_process_set", start_add_process_set, METH_O,
+     "start_add_process_set(ranks)\n--\n\n"
+     "Starts adding a process set of these world ranks "
+     "(hvd_enqueue_add_process_set); returns its Handle, whose output(0) "
+     "holds the new set's id (int32) once wait() returned."},
+    {"start_remove_process_set", start_remove_process_set, METH_O,
+     "start_remove_process_set(id)\n--\n\n"
+     "Starts removing process set `id` (hvd_enqueue_remove_process_set); "
+     "returns its Handle."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

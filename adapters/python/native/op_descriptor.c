@@ -81,31 +81,13 @@ static Py_ssize_t described(const op_request* r, Py_ssize_t inputs,
 
 static int count_dims(const op_request* r, Py_ssize_t inputs, Py_ssize_t total,
                       Py_ssize_t* dims) {
-  tensor_desc t;
   *dims = 0;
   for (Py_ssize_t i = 0; i < described(r, inputs, total); ++i) {
-    if (tensor_desc_read(request_tensor(r, inputs, i), &t) < 0) return -1;
-    *dims += t.ndim;
-    tensor_desc_clear(&t);
+    Py_ssize_t ndim = 0;
+    if (tensor_desc_ndim(request_tensor(r, inputs, i), &ndim) < 0) return -1;
+    *dims += ndim;
   }
   return 0;
-}
-
-static int fill_tensor(hvd_tensor* t, int64_t** next_dim, PyObject* tensor) {
-  tensor_desc desc;
-  if (tensor_desc_read(tensor, &desc) < 0) return -1;
-  t->struct_size = sizeof *t;
-  t->data = desc.data;
-  t->device = desc.device;
-  t->ndim = (int32_t)desc.ndim;
-  t->dtype = desc.dtype;
-  t->shape = desc.ndim ? *next_dim : NULL;
-  int rc = 0;
-  for (Py_ssize_t k = 0; rc == 0 && k < desc.ndim; ++k) {
-    rc = tensor_desc_dim(&desc, k, (*next_dim)++);
-  }
-  tensor_desc_clear(&desc);
-  return rc;
 }
 
 /* Output `out` made like input `in`: its description, with its own data. */
@@ -133,7 +115,7 @@ static int read_tensors(op_descriptor* d, const op_request* r) {
   for (Py_ssize_t i = 0; i < total; ++i) {
     PyObject* tensor = request_tensor(r, inputs, i);
     int rc = i < described(r, inputs, total)
-                 ? fill_tensor(&d->tensors[i], &next_dim, tensor)
+                 ? tensor_desc_fill(&d->tensors[i], &next_dim, tensor)
                  : fill_like(&d->tensors[i], &d->tensors[i - inputs], tensor);
     if (rc < 0) return -1;
   }

@@ -22,6 +22,11 @@ typedef struct op_request {
    * e.g. by torch.empty_like): only their data pointers are read. */
   int outputs_like;
   PyObject* splits;  /* sequence of int or None */
+  /* Not part of the descriptor: per call. The hvd_stream the op runs on
+   * (0: none), and outputs allocated by the binding for an allgather or
+   * alltoall (given_outputs.h), or None. */
+  unsigned long long stream;
+  PyObject* given;
 } op_request;
 
 typedef struct op_descriptor op_descriptor;

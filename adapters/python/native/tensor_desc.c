@@ -158,3 +158,28 @@ int tensor_desc_dim(const tensor_desc* d, Py_ssize_t i, int64_t* dim) {
   *dim = PyLong_AsLongLong(PyTuple_GetItem(d->shape, i));
   return *dim == -1 && PyErr_Occurred() ? -1 : 0;
 }
+
+int tensor_desc_ndim(PyObject* tensor, Py_ssize_t* ndim) {
+  tensor_desc t;
+  if (tensor_desc_read(tensor, &t) < 0) return -1;
+  *ndim = t.ndim;
+  tensor_desc_clear(&t);
+  return 0;
+}
+
+int tensor_desc_fill(hvd_tensor* t, int64_t** next_dim, PyObject* tensor) {
+  tensor_desc desc;
+  if (tensor_desc_read(tensor, &desc) < 0) return -1;
+  t->struct_size = sizeof *t;
+  t->data = desc.data;
+  t->device = desc.device;
+  t->ndim = (int32_t)desc.ndim;
+  t->dtype = desc.dtype;
+  t->shape = desc.ndim ? *next_dim : NULL;
+  int rc = 0;
+  for (Py_ssize_t k = 0; rc == 0 && k < desc.ndim; ++k) {
+    rc = tensor_desc_dim(&desc, k, (*next_dim)++);
+  }
+  tensor_desc_clear(&desc);
+  return rc;
+}

@@ -28,6 +28,12 @@ int tensor_desc_data(PyObject* tensor, void** data);
 /* shape[i] of a read description into *dim; -1 with an exception set. */
 int tensor_desc_dim(const tensor_desc* d, Py_ssize_t i, int64_t* dim);
 
+/* The number of dimensions of `tensor`; -1 with an exception set. */
+int tensor_desc_ndim(PyObject* tensor, Py_ssize_t* ndim);
+/* Describes `tensor` in *t, its shape written from *next_dim on (which
+ * then points past it); -1 with an exception set. */
+int tensor_desc_fill(hvd_tensor* t, int64_t** next_dim, PyObject* tensor);
+
 /* set_dtypes(mapping): the module function registering the object
  * protocol's dtypes (framework dtype -> (dtype code, bits)). */
 PyObject* tensor_desc_set_dtypes(PyObject* module, PyObject* mapping);

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from horovod.common import _capi
 from horovod.common import basics as _basics
+from horovod.common import collective as _collective
 from horovod.common import process_sets as _process_sets
 from horovod.common.basics import (  # noqa: F401  (the public API)
     Adasum, Average, Max, Min, Product, Sum, ccl_built, cross_rank,
@@ -392,16 +393,23 @@ def _grouped_reducescatter_grad(op, *grads):
 
 # ---- join, barrier --------------------------------------------------------
 
+# Eagerly, they wait through horovod.common (interruptible by Ctrl-C, as a
+# TensorFlow op's wait inside TFE_Execute is not); in a graph they are ops.
+
 def join():
     """Declares that this rank has no more data: until every rank has
     joined, the others' allreduces run with this rank contributing zeros.
     Returns an int32 scalar: the last rank to join."""
+    if _executing_eagerly():
+        return tf.constant(_collective.join(), dtype=tf.int32)
     return MPI_LIB.horovod_join()
 
 
 def barrier(process_set=global_process_set):
     """Returns (eagerly) or completes (as an op in a graph) once every rank
     of the process set has reached it."""
+    if _executing_eagerly():
+        return _collective.barrier(process_set)
     return MPI_LIB.horovod_barrier(process_set_id=_set_id(process_set))
 
 

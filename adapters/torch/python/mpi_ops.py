@@ -25,6 +25,7 @@ from horovod.common.exceptions import HorovodInternalError  # noqa: F401
 from horovod.common.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, remove_process_set)
 from horovod.common.util import get_average_backwards_compatibility_fun
+from horovod.torch import _device_path
 from horovod.torch import _handles
 from horovod.torch import _tensors
 from horovod.torch.compression import Compression
@@ -43,17 +44,13 @@ _set_id = _collective.set_id
 
 def _host(tensor):
     """The contiguous tensor the core reads: `tensor` itself when it is
-    one. CUDA tensors go to the core as they are when it accepts them (after
-    the work queued on the current stream; the core copies on the device's
-    default stream and says in its log how it moves them), else they are
-    staged through host memory here."""
+    one. CUDA tensors go to the core as they are when it accepts them
+    (ordered by the op's stream, _device_path), else they are staged
+    through host memory here."""
     _tensors.check_dtype(tensor)
     t = tensor.detach() if tensor.requires_grad else tensor
-    if not t.is_cpu:
-        if _tensors.core_accepts(t.device):
-            torch.cuda.current_stream(t.device).synchronize()
-        else:
-            t = t.to("cpu")
+    if _device_path.route(t) == _device_path.STAGE:
+        t = t.to("cpu")
     if not t.is_contiguous():
         t = t.contiguous()
     return t
@@ -68,7 +65,8 @@ def _start(collective, kind, name, inputs, finish, keep,
            process_set=global_process_set, **kwargs):
     _set_id(process_set)  # a rank outside the set fails before naming
     core = _enqueue(collective, _op_name(kind, name, process_set), inputs,
-                    process_set=process_set, cache=bool(name), **kwargs)
+                    process_set=process_set, cache=bool(name),
+                    stream=_device_path.stream_for(inputs), **kwargs)
     return _register(core, keep, finish)
 
 
@@ -158,13 +156,18 @@ def _allreduce_args(op, average, process_set, tensors):
     return _set_id(process_set), code
 
 
+def _as_is(tensor):
+    """Whether `tensor` goes to the core as it is, on no stream: a
+    contiguous host tensor (the extension checks its dtype) while the fake
+    device (_device_path) is off."""
+    return isinstance(tensor, _Tensor) and tensor.is_cpu and \
+        tensor.is_contiguous() and not _device_path._fake
+
+
 def _ready(tensor):
-    """`tensor` as the core reads it: itself when it is a contiguous host
-    tensor (the extension checks its dtype), else staged by _host."""
-    if isinstance(tensor, _Tensor) and tensor.is_cpu and \
-            tensor.is_contiguous():
-        return tensor
-    return _host(tensor)
+    """`tensor` as the core reads it: itself when _as_is, else as _host
+    makes it (staged, or on the device route)."""
+    return tensor if _as_is(tensor) else _host(tensor)
 
 
 # _allreduce_args of the global set, but for Adasum (checked at each call).
@@ -187,14 +190,16 @@ def _one_tensor(tensor, op, average, name, process_set):
     set_id, code = args or _allreduce_args(op, average, process_set,
                                            (tensor,))
     host = tensor if isinstance(tensor, _Tensor) and tensor.is_cpu and \
-        tensor.is_contiguous() else _host(tensor)
+        tensor.is_contiguous() and not _device_path._fake else \
+        _host(tensor)  # _ready, inline
     full = _single_names.get(name) or _allreduce_name("allreduce", name,
                                                       process_set)
     return set_id, code, host, full
 
 
 # The calls below pass `name` as the extension's cache flag ("p": its
-# truth), so that a named op's descriptor is kept.
+# truth), so that a named op's descriptor is kept, and a stream only for a
+# tensor that did not go as it is.
 
 def _allreduce_now(tensor, average, name, op, prescale_factor,
                    postscale_factor, process_set, in_place):
@@ -202,16 +207,18 @@ def _allreduce_now(tensor, average, name, op, prescale_factor,
     makes the output): a synchronous call needs no Horovod handle."""
     set_id, code, host, full = _one_tensor(tensor, op, average, name,
                                            process_set)
+    outputs = None if in_place else _empty_like
+    if host is tensor:
+        made = _native.run(_ALLREDUCE, full, name, set_id, code,
+                           prescale_factor, postscale_factor, 0, (host,),
+                           outputs, None)
+        return tensor if in_place else made[0]
+    made = _native.run(_ALLREDUCE, full, name, set_id, code, prescale_factor,
+                       postscale_factor, 0, (host,), outputs, None,
+                       _device_path.stream_for((host,)))
     if in_place:
-        _native.run(_ALLREDUCE, full, name, set_id, code, prescale_factor,
-                    postscale_factor, 0, (host,), None, None)
-        if host is not tensor:
-            _writer((tensor,), (host,))()
-        return tensor
-    out, = _native.run(_ALLREDUCE, full, name, set_id, code,
-                       prescale_factor, postscale_factor, 0, (host,),
-                       _empty_like, None)
-    return out if host is tensor else _back_to(tensor, out)
+        return _writer((tensor,), (host,))()[0]
+    return _back_to(tensor, made[0])
 
 
 def _allreduce_one_async(tensor, average, name, op, prescale_factor,
@@ -222,7 +229,9 @@ def _allreduce_one_async(tensor, average, name, op, prescale_factor,
     outputs = None if in_place else (_empty_like(host),)
     core = _native.enqueue(_ALLREDUCE, full, name, set_id, code,
                            prescale_factor, postscale_factor, 0, (host,),
-                           outputs, None)
+                           outputs, None,
+                           0 if host is tensor else
+                           _device_path.stream_for((host,)))
     if in_place and host is tensor:
         return _register(core, tensor, None)
     return _register(core, *_allreduce_finish([tensor], [host], outputs,
@@ -257,7 +266,8 @@ def _allreduce_start(tensors, name, op, average, prescale_factor,
     core = _native.enqueue(_ALLREDUCE, _allreduce_name(kind, name,
                                                        process_set),
                            name, set_id, code, prescale_factor,
-                           postscale_factor, 0, hosts, outputs, None)
+                           postscale_factor, 0, hosts, outputs, None,
+                           _device_path.stream_for(hosts))
     return _register(core, *_allreduce_finish(tensors, hosts, outputs,
                                               False))
 
@@ -265,15 +275,18 @@ def _allreduce_start(tensors, name, op, average, prescale_factor,
 def _allreduce_each_async_(tensors, names, op, prescale_factor,
                            postscale_factor, process_set):
     """allreduce_async_ of each tensor under its name, started together in
-    one native call; returns their handles."""
+    one native call when every one goes as it is (enqueue_each runs on no
+    stream), else one by one; returns their handles."""
+    if not all(map(_as_is, tensors)):
+        return [_allreduce_one_async(t, None, n, op, prescale_factor,
+                                     postscale_factor, process_set, True)
+                for t, n in zip(tensors, names)]
     set_id, code = _allreduce_args(op, None, process_set, tensors)
-    hosts = [_ready(t) for t in tensors]
     full = [_allreduce_name("allreduce", n, process_set) for n in names]
     cores = _native.enqueue_each(_ALLREDUCE, full, all(names), set_id, code,
-                                 prescale_factor, postscale_factor, 0, hosts,
-                                 None)
-    return [_register(c, *_allreduce_finish([t], [h], None, True))
-            for c, t, h in zip(cores, tensors, hosts)]
+                                 prescale_factor, postscale_factor, 0,
+                                 list(tensors), None)
+    return [_register(c, t, None) for c, t in zip(cores, tensors)]
 
 
 def _check_all(tensors):
@@ -442,9 +455,11 @@ def _allgather_start(tensors, name, process_set, single):
             raise ValueError("allgather needs tensors of at least one "
                              "dimension")
     kind = "allgather" if single else "grouped_allgather"
-    return _start(_capi.COLL_ALLGATHER, kind, name, hosts,
-                  _gathered(list(tensors), single), hosts,
-                  process_set=process_set)
+    given = _device_path.allgather_given(hosts, name, process_set)
+    finish = _gathered(list(tensors), single) if given is None else \
+        _released(lambda: given[0] if single else tuple(given))
+    return _start(_capi.COLL_ALLGATHER, kind, name, hosts, finish,
+                  (hosts, given), process_set=process_set, given=given)
 
 
 def allgather_async(tensor, name=None, process_set=global_process_set):
@@ -456,13 +471,6 @@ def allgather_async(tensor, name=None, process_set=global_process_set):
 def grouped_allgather_async(tensors, name=None,
                             process_set=global_process_set):
     return _allgather_start(list(tensors), name, process_set, single=False)
-
-
-def _rows_of_every_rank(rows, process_set):
-    """Every rank's first-dimension size for each of `rows`: a
-    [set size, len(rows)] tensor."""
-    mine = torch.tensor([rows], dtype=torch.int64)
-    return synchronize(allgather_async(mine, process_set=process_set))
 
 
 class HorovodAllgather(torch.autograd.Function):
@@ -479,7 +487,8 @@ class HorovodAllgather(torch.autograd.Function):
     def backward(ctx, grad_output):
         grad_reduced = allreduce(grad_output, op=Average,
                                  process_set=ctx.process_set)
-        dims = _rows_of_every_rank([ctx.dim], ctx.process_set)[:, 0]
+        dims = _device_path.gathered_rows([ctx.dim], None,
+                                          ctx.process_set)[:, 0]
         r = ctx.process_set.rank()
         offset = int(dims[:r].sum()) if r > 0 else 0
         return grad_reduced.narrow(0, offset, ctx.dim), None, None
@@ -505,7 +514,7 @@ class HorovodGroupedAllgather(torch.autograd.Function):
     def backward(ctx, *grad_outputs):
         grads = grouped_allreduce(list(grad_outputs), op=Average,
                                   process_set=ctx.process_set)
-        dims = _rows_of_every_rank(ctx.dims, ctx.process_set)
+        dims = _device_path.gathered_rows(ctx.dims, None, ctx.process_set)
         r = ctx.process_set.rank()
         out = []
         for i, g in enumerate(grads):
@@ -611,7 +620,9 @@ def alltoall_async(tensor, splits=None, name=None,
     if host.dim() == 0:
         raise ValueError("alltoall needs a tensor of at least one dimension")
     split_list = _split_list(splits)
-    gathered = _gathered([tensor], single=True)
+    given = _device_path.alltoall_given(host, split_list, name, process_set)
+    gathered = _gathered([tensor], single=True) if given is None else \
+        _released(lambda: given[0])
     # As Horovod: the received splits have the dtype of the splits given.
     splits_dtype = splits.dtype if isinstance(splits, torch.Tensor) \
         else torch.int32
@@ -621,8 +632,9 @@ def alltoall_async(tensor, splits=None, name=None,
                                 dtype=splits_dtype)
         return gathered(core), received
 
-    return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish, host,
-                  process_set=process_set, splits=split_list)
+    return _start(_capi.COLL_ALLTOALL, "alltoall", name, [host], finish,
+                  (host, given), process_set=process_set, splits=split_list,
+                  given=given)
 
 
 class HorovodAlltoall(torch.autograd.Function):
@@ -670,8 +682,8 @@ def _reducescatter_start(tensors, name, op, process_set, prescale_factor,
             raise ValueError("reducescatter needs tensors of at least one "
                              "dimension")
         rows = h.shape[0] // n + (1 if r < h.shape[0] % n else 0)
-        results.append(torch.empty((rows,) + tuple(h.shape[1:]),
-                                   dtype=h.dtype))
+        results.append(_device_path.empty_like_on(
+            h, (rows,) + tuple(h.shape[1:])))
 
     def value():
         out = tuple(_back_to(t, x) for t, x in zip(tensors, results))
@@ -816,13 +828,9 @@ def join(device=-1):
     """Declares that this rank has no more data: until every rank has
     joined, the others' allreduces run with this rank contributing zeros.
     Returns the rank that joined last."""
-    if not is_initialized():
-        raise ValueError("Horovod has not been initialized; use hvd.init().")
-    core = _enqueue(_capi.COLL_JOIN, None, [])
-    core.wait()
-    return _collective.join_result(core)
+    return _collective.join()
 
 
 def barrier(process_set=global_process_set):
     """Returns once every rank of the process set has called barrier()."""
-    _enqueue(_capi.COLL_BARRIER, None, [], process_set=process_set).wait()
+    _collective.barrier(process_set)

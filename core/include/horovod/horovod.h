@@ -141,8 +141,26 @@ HVD_EXPORT void hvd_release(hvd_handle* handle);
  * disagree fail with HVD_ERR_MISMATCH). A new set gets the next unused id
  * (ids are never reused) and negotiates, fuses and orders its ops on its
  * own. Removing a set (not 0) fails its ops still in negotiation with
- * HVD_ERR_ABORTED; ops already negotiated complete. Not from a done
- * callback. */
+ * HVD_ERR_ABORTED; ops already negotiated complete.
+ *
+ * The hvd_enqueue_ forms start the change and return at once with a handle
+ * (for hvd_poll, hvd_wait, hvd_handle_message, hvd_release), as
+ * hvd_enqueue does, and may be called from any thread: a caller waits in
+ * slices of its own (to stay interruptible) or not at all. The handle
+ * finishes with the change; then hvd_handle_output(0) is an int32 tensor
+ * of one element, the set's id (the new one, or the one removed). Arguments
+ * that are wrong on every rank (a rank outside the world, a set that does
+ * not exist) fail the change through its handle, on every rank alike. A
+ * change still in flight when the caller gives up stays in flight: the
+ * ranks' later changes are matched by their order, this one included. The
+ * other two wait for the change, and must not be called from a done
+ * callback. Messages about a change name the call
+ * ("hvd_remove_process_set 'hvd.process_set.remove.0': ..."). */
+HVD_EXPORT hvd_status hvd_enqueue_add_process_set(const int32_t* ranks,
+                                                  int32_t count,
+                                                  hvd_handle** out);
+HVD_EXPORT hvd_status hvd_enqueue_remove_process_set(int32_t id,
+                                                     hvd_handle** out);
 HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
                                           int32_t* id);
 HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id);

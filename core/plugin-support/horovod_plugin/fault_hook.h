@@ -1,5 +1,7 @@
-// A test-only fault a built-in transport injects into itself, for the
-// fault-injection harness (tools/fault-inject) and the rank-killed tests.
+// A test-only fault a transport plugin of this tree (shm, tcp, gloo, ucx,
+// ofi, mpi) injects into itself, for the fault-injection harness
+// (tools/fault-inject), the rank-killed tests and the conformance suite's
+// sever case.
 // It exists only in a build configured with HOROVOD_FAULT_HOOKS (on with
 // the test suite, off in wheels and with HOROVOD_BUILD_TESTS=OFF): there
 // the plugin also exports
@@ -14,7 +16,9 @@
 //   sever the transport aborts itself naming this rank (HVD_ERR_ABORTED:
 //         what is pending fails, what is posted later is refused) and cuts
 //         its data connections from inside (its sockets shut down, its shm
-//         rings unmapped), as a rank whose own links went down. The core
+//         rings unmapped, its Gloo pairs closed, its UCX endpoints closed
+//         by force, its ofi connections silent; mpi has none to cut), as a
+//         rank whose own links went down. The core
 //         names this rank at fault for both (p2p/engine.cc, at_fault).
 // Without the option none of this is compiled: fault_point() is empty.
 #pragma once

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -54,6 +55,34 @@ void check_handle(hvd_handle* h) {
                 "the handle belongs to the parent process; a forked child "
                 "does not inherit the runtime");
   }
+}
+
+// The blocking set changes wait where a completion callback would wait
+// for itself.
+hvd_status refuse_in_callback(const char* call) {
+  return guard([&] {
+    std::shared_ptr<Runtime> rt = require();
+    if (rt->on_progress_thread()) {
+      throw Error(HVD_ERR_INVALID_ARGUMENT,
+                  std::string(call) + " called from a completion callback");
+    }
+    return HVD_OK;
+  });
+}
+
+// The blocking set changes: the handle of a started one waited for,
+// read (the set's id into *id, when given) and released.
+hvd_status finish_set_change(hvd_handle* handle, int32_t* id) {
+  hvd_status status = hvd_wait(handle, -1);
+  hvd_tensor out{};
+  out.struct_size = sizeof out;
+  if (status == HVD_OK && id) status = hvd_handle_output(handle, 0, &out);
+  if (status == HVD_OK && id) {
+    std::memcpy(id, static_cast<const uint8_t*>(out.data) + out.byte_offset,
+                sizeof *id);
+  }
+  hvd_release(handle);
+  return status;
 }
 
 template <typename Query>
@@ -244,33 +273,55 @@ HVD_EXPORT void hvd_release(hvd_handle* handle) {
   unref_handle(handle);
 }
 
-HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
-                                          int32_t* id) {
+HVD_EXPORT hvd_status hvd_enqueue_add_process_set(const int32_t* ranks,
+                                                  int32_t count,
+                                                  hvd_handle** out) {
   return guard([&] {
-    if ((!ranks && count > 0) || count < 0 || !id) {
+    if ((!ranks && count > 0) || count < 0 || !out) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
-                  "hvd_add_process_set: null ranks or id, or a negative count");
+                  "hvd_add_process_set: null ranks or handle, or a negative "
+                  "count");
     }
-    std::shared_ptr<Runtime> rt = require();
-    if (rt->on_progress_thread()) {
-      throw Error(HVD_ERR_INVALID_ARGUMENT,
-                  "hvd_add_process_set called from a completion callback");
-    }
-    *id = rt->add_process_set(std::vector<int32_t>(ranks, ranks + count));
+    *out = nullptr;
+    *out = require()->start_add_process_set(
+        std::vector<int32_t>(ranks, ranks + count));
     return HVD_OK;
   });
 }
 
-HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id) {
+HVD_EXPORT hvd_status hvd_enqueue_remove_process_set(int32_t id,
+                                                     hvd_handle** out) {
   return guard([&] {
-    std::shared_ptr<Runtime> rt = require();
-    if (rt->on_progress_thread()) {
+    if (!out) {
       throw Error(HVD_ERR_INVALID_ARGUMENT,
-                  "hvd_remove_process_set called from a completion callback");
+                  "hvd_remove_process_set: null handle");
     }
-    rt->remove_process_set(id);
+    *out = nullptr;
+    *out = require()->start_remove_process_set(id);
     return HVD_OK;
   });
+}
+
+HVD_EXPORT hvd_status hvd_add_process_set(const int32_t* ranks, int32_t count,
+                                          int32_t* id) {
+  if (!id) {
+    return guard([]() -> hvd_status {
+      throw Error(HVD_ERR_INVALID_ARGUMENT, "hvd_add_process_set: null id");
+    });
+  }
+  hvd_handle* handle = nullptr;
+  hvd_status status = refuse_in_callback("hvd_add_process_set");
+  if (status == HVD_OK) {
+    status = hvd_enqueue_add_process_set(ranks, count, &handle);
+  }
+  return status == HVD_OK ? finish_set_change(handle, id) : status;
+}
+
+HVD_EXPORT hvd_status hvd_remove_process_set(int32_t id) {
+  hvd_handle* handle = nullptr;
+  hvd_status status = refuse_in_callback("hvd_remove_process_set");
+  if (status == HVD_OK) status = hvd_enqueue_remove_process_set(id, &handle);
+  return status == HVD_OK ? finish_set_change(handle, nullptr) : status;
 }
 
 HVD_EXPORT hvd_status hvd_process_set_rank(int32_t id, int32_t* rank,

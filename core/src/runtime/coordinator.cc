@@ -89,8 +89,7 @@ Response Coordinator::build_set_change(const std::string& name,
                        " has joined; every rank must take part");
     }
     const Request& q = p.by_rank[r];
-    call = q.set_change == SetChange::kAdd ? "hvd_add_process_set"
-                                           : "hvd_remove_process_set";
+    call = call_name(q);
     if (!first) {
       first = &q;
     } else if (q.set_change != first->set_change ||
@@ -132,8 +131,8 @@ Response Coordinator::build(const std::string& name, Pending& p) const {
   for (int32_t r = 0; r < size_; ++r) {
     if (p.present[r] && p.by_rank[r].failure_status != HVD_OK) {
       return error(name, p, p.by_rank[r].failure_status,
-                   std::string(collective_name(p.by_rank[r].collective)) +
-                       " '" + name + "': rank " + std::to_string(r) +
+                   std::string(call_name(p.by_rank[r])) + " '" + name +
+                       "': rank " + std::to_string(r) +
                        " could not take part: " + p.by_rank[r].failure);
     }
   }

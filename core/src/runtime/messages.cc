@@ -179,4 +179,15 @@ ResponseList decode_responses(const std::vector<uint8_t>& in) {
   return list;
 }
 
+const char* call_name(const Request& q) {
+  switch (q.set_change) {
+    case SetChange::kAdd:
+      return "hvd_add_process_set";
+    case SetChange::kRemove:
+      return "hvd_remove_process_set";
+    default:
+      return collective_name(q.collective);
+  }
+}
+
 }  // namespace hvd::runtime

@@ -117,4 +117,8 @@ ResponseList decode_responses(const std::vector<uint8_t>& in);
 
 using hvd_plugin::collective_name;
 
+// What messages call a request: its collective, or for a set change (a
+// barrier on the wire) the C API call that made it.
+const char* call_name(const Request& q);
+
 }  // namespace hvd::runtime

@@ -8,8 +8,7 @@
 namespace hvd::runtime {
 
 std::string PendingOp::describe() const {
-  return std::string(collective_name(request.collective)) + " '" +
-         request.name + "'";
+  return std::string(call_name(request)) + " '" + request.name + "'";
 }
 
 std::string prefixed(const PendingOp& op, const std::string& message) {

@@ -84,11 +84,13 @@ class Runtime {
   // `adjust`, when given, amends the op's request (process set changes).
   hvd_handle_s* enqueue(const hvd_op& op,
                         const std::function<void(Request&)>& adjust = {});
-  // Collective over the world ([runtime] dynamic_process_sets): the new
-  // set's id; removing fails the set's ops still in negotiation. Throw
-  // hvd::Error (HVD_ERR_UNSUPPORTED when dynamic sets are off).
-  int32_t add_process_set(const std::vector<int32_t>& ranks);
-  void remove_process_set(int32_t id);
+  // Collective over the world ([runtime] dynamic_process_sets): start the
+  // change and return its handle, which finishes with the set's id as
+  // output 0 (runtime_sets.cc); removing fails the set's ops still in
+  // negotiation. Throw hvd::Error (HVD_ERR_UNSUPPORTED when dynamic sets
+  // are off); invalid arguments fail the change on every rank.
+  hvd_handle_s* start_add_process_set(const std::vector<int32_t>& ranks);
+  hvd_handle_s* start_remove_process_set(int32_t id);
   // Any thread. This process's rank in process set `id` (-1 when not a
   // member) and the set's size; false when no set has that id.
   bool process_set_layout(int32_t id, int32_t* rank, int32_t* size);
@@ -213,9 +215,9 @@ class Runtime {
   void apply_cache(const Held& progress, ResponseList& list);
   // A set change negotiated on set 0, at its place in the response list.
   void apply_set_change(const Held& progress, const Response& response);
-  // Waits for a set change's handle (released) and returns its int32
-  // output; throws hvd::Error naming `call` when the change failed.
-  int32_t wait_for_set_change(hvd_handle_s* handle, const char* call);
+  // Names and enqueues a set change on set 0 (`invalid`: why it must fail).
+  hvd_handle_s* start_set_change(SetChange change, std::vector<int64_t> payload,
+                                 const std::string& invalid);
   void fail_set_ops(ProcessSet* set, const std::string& message);
   void mark_queued(ProcessSet& set, const Response& response);
   // Ops submitted here wait in negotiation for other ranks.
@@ -266,7 +268,7 @@ class Runtime {
   std::vector<std::unique_ptr<ProcessSet>> retired_sets_;
   int32_t next_set_id_ = 1;
   bool dynamic_sets_ = false;
-  std::mutex set_change_mutex_;  // one add or remove at a time
+  std::mutex set_change_mutex_;  // names and enqueues one change at a time
   uint64_t set_changes_ = 0;     // names them
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<ResponseCache> cache_;

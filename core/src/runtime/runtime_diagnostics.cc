@@ -103,10 +103,9 @@ void Runtime::note_submitted(const ProcessSet& set, int32_t set_rank,
     stall_->joined(set.id, set.world_ranks, set_rank, now);
     return;
   }
-  std::string call = collective_name(q.collective);
+  std::string call = call_name(q);
   if (q.set_change != SetChange::kNone) {
-    call = q.set_change == SetChange::kAdd ? "hvd_add_process_set("
-                                           : "hvd_remove_process_set(";
+    call += "(";
     const std::vector<int64_t> payload =
         q.shapes.empty() ? std::vector<int64_t>{} : q.shapes[0];
     for (size_t i = 0; i < payload.size(); ++i) {

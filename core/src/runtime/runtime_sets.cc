@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "bootstrap/bootstrap.h"
 #include "common/error.h"
@@ -27,52 +28,34 @@ std::string rank_list(const std::vector<int32_t>& ranks) {
   return "[" + text + "]";
 }
 
-// How often a set change's wait looks whether the runtime still runs.
-constexpr auto kSetChangeSlice = std::chrono::seconds(1);
-
 }  // namespace
 
-int32_t Runtime::wait_for_set_change(hvd_handle_s* handle, const char* call) {
-  // The change is negotiated like any op: ranks that never take part in it
-  // fail it within stall_check.shutdown_time, a failed or departed rank at
-  // once. The wait is sliced so that a runtime which stopped without
-  // finishing it (a bug) cannot hold the caller forever.
-  std::unique_lock<std::mutex> lock(handle->mutex);
-  while (!handle->cv.wait_for(lock, kSetChangeSlice,
-                              [&] { return handle->done; })) {
-    lock.unlock();
-    bool stopped;
-    {
-      std::lock_guard<std::mutex> state(mutex_);
-      stopped = stopped_;
+hvd_handle_s* Runtime::start_set_change(SetChange change,
+                                        std::vector<int64_t> payload,
+                                        const std::string& invalid) {
+  // Named under the lock, in the order enqueued: every rank's n-th change
+  // has the same name.
+  std::lock_guard<std::mutex> serial(set_change_mutex_);
+  std::string name = std::string(change == SetChange::kAdd
+                                     ? "hvd.process_set.add."
+                                     : "hvd.process_set.remove.") +
+                     std::to_string(set_changes_++);
+  hvd_op op{};
+  op.struct_size = sizeof op;
+  op.collective = HVD_COLL_BARRIER;
+  op.name = name.c_str();
+  return enqueue(op, [&](Request& q) {
+    q.set_change = change;
+    q.shapes = {std::move(payload)};
+    if (!invalid.empty()) {
+      q.failure_status = HVD_ERR_INVALID_ARGUMENT;
+      q.failure = invalid;
     }
-    lock.lock();
-    if (stopped && !handle->cv.wait_for(lock, kSetChangeSlice,
-                                        [&] { return handle->done; })) {
-      lock.unlock();
-      unref_handle(handle);
-      throw Error(HVD_ERR_INTERNAL, std::string(call) +
-                                        ": the runtime stopped without "
-                                        "finishing the change");
-    }
-  }
-  hvd_status status = handle->status;
-  std::string message = handle->message;
-  int32_t value = -1;
-  if (status == HVD_OK && !handle->outputs.empty()) {
-    std::memcpy(&value, handle->outputs[0].view.data, sizeof value);
-  }
-  lock.unlock();
-  unref_handle(handle);
-  if (status != HVD_OK) {
-    if (message.rfind(call, 0) != 0)
-      message = std::string(call) + ": " + message;
-    throw Error(status, message);
-  }
-  return value;
+  });
 }
 
-int32_t Runtime::add_process_set(const std::vector<int32_t>& ranks) {
+hvd_handle_s* Runtime::start_add_process_set(
+    const std::vector<int32_t>& ranks) {
   if (!dynamic_sets_) {
     throw Error(HVD_ERR_UNSUPPORTED,
                 "hvd_add_process_set: dynamic process sets are off; turn them "
@@ -80,7 +63,6 @@ int32_t Runtime::add_process_set(const std::vector<int32_t>& ranks) {
                 "(HOROVOD_DYNAMIC_PROCESS_SETS=1), or pass static sets in "
                 "hvd_init_options");
   }
-  std::lock_guard<std::mutex> serial(set_change_mutex_);
   std::string invalid;
   std::vector<int32_t> sorted = ranks;
   std::sort(sorted.begin(), sorted.end());
@@ -95,53 +77,30 @@ int32_t Runtime::add_process_set(const std::vector<int32_t>& ranks) {
   }
   if (!invalid.empty())
     invalid = "process set " + rank_list(ranks) + ": " + invalid;
-  std::string name = "hvd.process_set.add." + std::to_string(set_changes_++);
-  hvd_op op{};
-  op.struct_size = sizeof op;
-  op.collective = HVD_COLL_BARRIER;
-  op.name = name.c_str();
-  hvd_handle_s* handle = enqueue(op, [&](Request& q) {
-    q.set_change = SetChange::kAdd;
-    q.shapes = {std::vector<int64_t>(ranks.begin(), ranks.end())};
-    if (!invalid.empty()) {
-      q.failure_status = HVD_ERR_INVALID_ARGUMENT;
-      q.failure = invalid;
-    }
-  });
-  return wait_for_set_change(handle, "hvd_add_process_set");
+  return start_set_change(SetChange::kAdd,
+                          std::vector<int64_t>(ranks.begin(), ranks.end()),
+                          invalid);
 }
 
-void Runtime::remove_process_set(int32_t id) {
+hvd_handle_s* Runtime::start_remove_process_set(int32_t id) {
   if (!dynamic_sets_) {
     throw Error(HVD_ERR_UNSUPPORTED,
                 "hvd_remove_process_set: dynamic process sets are off; turn "
                 "them on with [runtime] dynamic_process_sets = true "
                 "(HOROVOD_DYNAMIC_PROCESS_SETS=1)");
   }
-  std::lock_guard<std::mutex> serial(set_change_mutex_);
   std::string invalid;
   if (id == 0) {
     invalid = "the global process set (0) cannot be removed";
   } else {
+    // A removal of the same set still in flight passes here and fails
+    // where the change is applied.
     std::lock_guard<std::mutex> lock(mutex_);
     if (!find_set(id)) {
       invalid = "process set " + std::to_string(id) + " does not exist";
     }
   }
-  std::string name = "hvd.process_set.remove." + std::to_string(set_changes_++);
-  hvd_op op{};
-  op.struct_size = sizeof op;
-  op.collective = HVD_COLL_BARRIER;
-  op.name = name.c_str();
-  hvd_handle_s* handle = enqueue(op, [&](Request& q) {
-    q.set_change = SetChange::kRemove;
-    q.shapes = {{id}};
-    if (!invalid.empty()) {
-      q.failure_status = HVD_ERR_INVALID_ARGUMENT;
-      q.failure = invalid;
-    }
-  });
-  wait_for_set_change(handle, "hvd_remove_process_set");
+  return start_set_change(SetChange::kRemove, {id}, invalid);
 }
 
 bool Runtime::process_set_layout(int32_t id, int32_t* rank, int32_t* size) {

@@ -7,14 +7,29 @@ where each rank is.
                      barrier(); rank 0 removes the set
   add_vs_barrier     the same, rank 0 adding a set
   finished_early     rank 1 shuts horovod down while rank 0 removes a set
+  interrupted_add    rank 0 adds a set, rank 1 waits in barrier(): neither
+                     call can end; each rank gets SIGINT (Ctrl-C) after
+                     3 s (the stall warning and its flight dump included)
+                     and must raise KeyboardInterrupt within 1 s, having
+                     used under 5% of a core while blocked; then both
+                     still run a collective
+  interrupted_remove the same, rank 0 removing a set
+The interrupted_* scenarios run with the stall shutdown off
+(stall_shutdown_s), so only Ctrl-C can end their calls.
 """
 import os
+import signal
 import sys
+import threading
 import time
 
 RANK = int(os.environ["HOROVOD_RANK"])
 # Generous against a loaded 2-core machine; the stall shutdown is 3 s.
 DEADLINE_S = 20
+CPU_LIMIT = 0.05
+# Ctrl-C while blocked: sent after SIGINT_AFTER_S, seen within INTERRUPT_S.
+SIGINT_AFTER_S = 3.0
+INTERRUPT_S = 1.0
 
 
 def cpu_seconds():
@@ -98,9 +113,64 @@ class Scenarios:
         self.expect_failure(lambda: self.hvd.remove_process_set(odd),
                             "hvd_remove_process_set", "shut down", "rank 1")
 
+    def expect_interrupted(self, call):
+        """Runs call(), which cannot end, sends this process SIGINT after
+        SIGINT_AFTER_S, and checks that call() raises KeyboardInterrupt
+        within INTERRUPT_S of it, sleeping meanwhile."""
+        sent = []
+
+        def ctrl_c():
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        # A launcher may start ranks with SIGINT ignored.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        timer = threading.Timer(SIGINT_AFTER_S, ctrl_c)
+        try:
+            with Waiting() as w:
+                timer.start()
+                try:
+                    call()
+                except KeyboardInterrupt:
+                    caught = time.monotonic()
+                else:
+                    expect(False, "the call returned; it cannot end")
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGINT, previous)
+        latency = caught - sent[0]
+        print(f"rank {RANK}: KeyboardInterrupt {latency * 1000:.0f} ms "
+              f"after SIGINT; {100 * w.share():.1f}% of a core over "
+              f"{w.wall:.1f} s blocked", flush=True)
+        expect(latency < INTERRUPT_S,
+               f"KeyboardInterrupt came {latency:.2f} s after SIGINT")
+        expect(w.share() < CPU_LIMIT,
+               f"{100 * w.share():.1f}% of a core while blocked")
+
+    def interrupted_change(self, change):
+        odd = self.hvd.add_process_set([1])
+        if RANK == 0:
+            self.expect_interrupted(lambda: change(odd))
+        else:
+            self.expect_interrupted(self.hvd.barrier)
+        # The interrupted calls stay in flight; the runtime serves others,
+        # and the ranks shut down only once both were interrupted.
+        gathered = self.hvd.allgather_object(RANK)
+        expect(gathered == [0, 1],
+               f"allgather_object after Ctrl-C gave {gathered}")
+
+    @staticmethod
+    def stall_shutdown_s(name):
+        """The stall shutdown a scenario runs with (0: off)."""
+        return 0 if name.startswith("interrupted_") else 3
+
     def table(self):
         hvd = self.hvd
         return {
+            "interrupted_add": lambda: self.interrupted_change(
+                lambda odd: hvd.add_process_set([0])),
+            "interrupted_remove": lambda: self.interrupted_change(
+                hvd.remove_process_set),
             "remove_vs_barrier": lambda: self.set_change_vs_barrier(
                 hvd.remove_process_set, "hvd_remove_process_set"),
             "add_vs_barrier": lambda: self.set_change_vs_barrier(

@@ -5,7 +5,8 @@ the process set and where each rank is, and a rank that waits must sleep.
     horovodrun -np 2 python stall_scenarios.py [scenario...]
 
 Each scenario runs in a runtime of its own (init, then shutdown), with a
-stall warning after 1 s and a shutdown after 3 s; with no argument, all:
+stall warning after 1 s and a shutdown after 3 s (none for the
+interrupted_* ones); with no argument, all:
 those of tests/support/python/stall_scenarios_common.py, and
   different_ops      each rank waits in an allreduce the other never
                      submits: both fail naming the other's position, using
@@ -28,9 +29,8 @@ import torch  # noqa: E402
 import horovod.torch as hvd  # noqa: E402
 from horovod.common.exceptions import HorovodInternalError  # noqa: E402
 from stall_scenarios_common import (  # noqa: E402
-    RANK, Scenarios, Waiting, expect)
+    CPU_LIMIT, RANK, Scenarios, Waiting, expect)
 
-CPU_LIMIT = 0.05
 SHARED = Scenarios(hvd, (HorovodInternalError,))
 
 
@@ -94,7 +94,7 @@ def main():
             run(name, 0)
             run(name, 0, timeline=f"/tmp/stall_scenarios.{os.getpid()}.json")
         else:
-            run(name, 3)
+            run(name, SHARED.stall_shutdown_s(name))
     print(f"rank {RANK}: ok", flush=True)
 
 

@@ -5,7 +5,10 @@ where ctypes' per-call marshalling would cost more than the runtime itself.
 
 Binding the C API rather than a framework's C++ ABI keeps one build of this
 package working across framework releases. Both release the GIL while
-waiting, so a wait blocks only the calling thread.
+waiting, so a wait blocks only the calling thread. Every wait for an op
+(a collective, a barrier, join, a process-set change) is a
+_native.Handle's wait(): slices of 0.1 s between which signal handlers
+run, so Ctrl-C raises KeyboardInterrupt within one slice.
 """
 
 import ctypes
@@ -133,6 +136,17 @@ def has(name):
 
 LIBRARY_PATH = _library_path()
 lib = _declare(ctypes.CDLL(LIBRARY_PATH))
+
+
+def int32_output(core):
+    """The int32 scalar a finished _native.Handle holds as output 0 (join:
+    the last rank to join; a process-set change: the set's id); releases
+    the handle."""
+    try:
+        data, _, byte_offset = core.output(0)
+        return ctypes.c_int32.from_address(data + byte_offset).value
+    finally:
+        core.release()
 
 
 def last_error():

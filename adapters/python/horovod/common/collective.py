@@ -1,8 +1,8 @@
 """One collective through the core, for the bindings that hand it tensors
 in place (horovod.torch, horovod.mxnet): naming, the process set check and
 enqueueing through horovod.common._native. The _native.Handle returned
-does the rest: wait() (GIL released; raises HorovodInternalError and
-releases the handle when the op failed), poll(), output(i) (what the core
+does the rest: wait() (GIL released, interruptible by Ctrl-C; raises
+HorovodInternalError and releases the handle when the op failed), poll(), output(i) (what the core
 allocated: data pointer, shape, byte offset), received_splits(), release().
 
 Each binding brings `describe(tensor)`, which gives the description the
@@ -44,10 +44,13 @@ def set_id(process_set):
 
 def enqueue(describe, collective, name, inputs, outputs=None,
             process_set=None, op=None, prescale=1.0, postscale=1.0, root=0,
-            splits=None, cache=False):
+            splits=None, cache=False, stream=0, given=None):
     """Starts one op on the core; returns its _native.Handle. With `cache`
     (a name that recurs, e.g. a gradient's), the op's descriptor is built
-    once and reused while later calls describe the same op."""
+    once and reused while later calls describe the same op. `stream`: the
+    hvd_stream (horovod.common.device_layer) the op runs on, 0 for none;
+    `given`: allgather's or alltoall's outputs, allocated by the caller with
+    the shapes the ranks negotiate, for the core to write into."""
     if describe is not None:
         inputs = [describe(t) for t in inputs]
         outputs = None if outputs is None else [describe(t) for t in outputs]
@@ -55,14 +58,23 @@ def enqueue(describe, collective, name, inputs, outputs=None,
         collective, name, cache,
         set_id(process_set or _process_sets.global_process_set),
         0 if op is None else _basics.core_op(op), float(prescale),
-        float(postscale), int(root), inputs, outputs, splits)
+        float(postscale), int(root), inputs, outputs, splits, stream,
+        given if given is None or describe is None else
+        [describe(t) for t in given])
 
 
-def join_result(core):
-    """join: the last rank to join, from its finished handle (released
-    here)."""
-    try:
-        data, _, byte_offset = core.output(0)
-        return ctypes.c_int32.from_address(data + byte_offset).value
-    finally:
-        core.release()
+def join():
+    """Waits until every rank has joined (meanwhile the others' allreduces
+    run with this rank contributing zeros); returns the last rank to
+    join."""
+    if not _capi.lib.hvd_is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    core = enqueue(None, _capi.COLL_JOIN, None, [])
+    core.wait()
+    return _capi.int32_output(core)
+
+
+def barrier(process_set=None):
+    """Returns once every rank of the process set has called barrier()."""
+    enqueue(None, _capi.COLL_BARRIER, None, [],
+            process_set=process_set).wait()

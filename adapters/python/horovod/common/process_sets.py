@@ -3,11 +3,12 @@
 Static sets are given to init(process_sets=[...]) and get ids 1, 2, ... in
 that order; the global set (all ranks) has id 0. With
 init(process_sets="dynamic") sets are added and removed at run time, every
-rank calling add_process_set / remove_process_set in the same order.
+rank calling add_process_set / remove_process_set in the same order. They
+wait in the core's slices (horovod.common._native), so Ctrl-C interrupts
+a change that a rank never joins.
 """
 
 from horovod.common import _capi
-from horovod.common.exceptions import raise_for_status
 
 
 def _is_iterable(x):
@@ -143,8 +144,13 @@ def _teardown():
     _registered.clear()
 
 
-def _raise_status(what, status):
-    raise_for_status(status, what)
+def _wait_for_change(core, what):
+    """The set id a started change (a _native.Handle) ends with. The wait
+    is Ctrl-C's to interrupt: KeyboardInterrupt leaves the change in flight
+    on this rank (it fails at shutdown, or when the stall check gives up on
+    it), so the ranks' later changes no longer pair up; shut down then."""
+    core.wait(what)
+    return _capi.int32_output(core)
 
 
 def add_process_set(process_set):
@@ -168,15 +174,11 @@ def add_process_set(process_set):
     if bad or not process_set.ranks:
         raise ValueError(f"{process_set}: ranks must be a non-empty subset "
                          f"of 0..{size - 1}")
-    import ctypes
-    ranks = (ctypes.c_int32 * len(process_set.ranks))(*process_set.ranks)
-    new_id = ctypes.c_int32(-1)
-    status = _capi.lib.hvd_add_process_set(ranks, len(process_set.ranks),
-                                           ctypes.byref(new_id))
-    if status != _capi.OK:
-        _raise_status("add_process_set", status)
-    process_set.process_set_id = new_id.value
-    _registered[new_id.value] = process_set
+    new_id = _wait_for_change(
+        _capi.native.start_add_process_set(process_set.ranks),
+        "add_process_set")
+    process_set.process_set_id = new_id
+    _registered[new_id] = process_set
     return process_set
 
 
@@ -187,9 +189,9 @@ def remove_process_set(process_set):
         return False
     if process_set.process_set_id == 0:
         raise ValueError("the global process set cannot be removed")
-    status = _capi.lib.hvd_remove_process_set(process_set.process_set_id)
-    if status != _capi.OK:
-        _raise_status("remove_process_set", status)
+    _wait_for_change(
+        _capi.native.start_remove_process_set(process_set.process_set_id),
+        "remove_process_set")
     _registered.pop(process_set.process_set_id, None)
     process_set._invalidate()
     return True
