@@ -254,7 +254,7 @@ def test_optimizer_starts_gradients_backward_did_not_in_one_call(
         calls.append(len(args[1]))
         return enqueue_each(*args)
 
-    monkeypatch.setattr(hvd.mpi_ops._native, "enqueue_each", spy)
+    monkeypatch.setattr(native, "enqueue_each", spy)
     params = [torch.nn.Parameter(torch.zeros(k + 2)) for k in range(4)]
     opt = hvd.DistributedOptimizer(
         torch.optim.SGD(params, lr=1.0),
@@ -315,7 +315,7 @@ def _spied(monkeypatch):
             calls.append(_fn)
             return _real(*args)
 
-        monkeypatch.setattr(hvd.mpi_ops._native, fn, spy)
+        monkeypatch.setattr(native, fn, spy)
     return calls
 
 
