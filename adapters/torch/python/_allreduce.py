@@ -119,11 +119,18 @@ _GLOBAL_ARGS = {op: (0, code) for op, code in _CORE_OP.items()
 _GLOBAL_ARGS[None] = _GLOBAL_ARGS[Average]
 
 
-def _one_tensor(tensor, op, average, name, process_set):
-    """(process set id, core op code, the tensor the core reads, op name) of
-    an allreduce of one tensor: _allreduce_args, _ready and _allreduce_name
-    in one step, as every synchronous call and every gradient of a training
-    step comes here."""
+# The native calls below pass `name` as the extension's cache flag ("p":
+# its truth), so that a named op's descriptor is kept, and a stream only
+# for a tensor that did not go as it is.
+
+def _allreduce_one(tensor, average, name, op, prescale_factor,
+                   postscale_factor, process_set, in_place, wait):
+    """allreduce of one tensor. With `wait`, allreduce(_): one native call
+    that also waits (and makes the output), returning the result; a
+    synchronous call needs no Horovod handle. Else allreduce_async(_),
+    returning its Horovod handle. Every synchronous call and every gradient
+    of a training step comes here: _allreduce_args, _as_is, _ready and
+    _allreduce_name are inline."""
     args = None
     if average is None and process_set is global_process_set:
         try:
@@ -132,50 +139,26 @@ def _one_tensor(tensor, op, average, name, process_set):
             pass
     set_id, code = args or _allreduce_args(op, average, process_set,
                                            (tensor,))
-    host = tensor if isinstance(tensor, _Tensor) and tensor.is_cpu and \
-        tensor.is_contiguous() and not _device_path._fake else \
-        _host(tensor)  # _ready, inline
+    as_is = isinstance(tensor, _Tensor) and tensor.is_cpu and \
+        tensor.is_contiguous() and not _device_path._fake
+    host = tensor if as_is else _host(tensor)
     full = _single_names.get(name) or _allreduce_name("allreduce", name,
                                                       process_set)
-    return set_id, code, host, full
-
-
-# The calls below pass `name` as the extension's cache flag ("p": its
-# truth), so that a named op's descriptor is kept, and a stream only for a
-# tensor that did not go as it is.
-
-def _allreduce_now(tensor, average, name, op, prescale_factor,
-                   postscale_factor, process_set, in_place):
-    """allreduce(_) of one tensor in one native call that also waits (and
-    makes the output): a synchronous call needs no Horovod handle."""
-    set_id, code, host, full = _one_tensor(tensor, op, average, name,
-                                           process_set)
-    outputs = None if in_place else _empty_like
-    if host is tensor:
+    stream = 0 if as_is else _device_path.stream_for((host,))
+    if wait:
         made = _native.run(_ALLREDUCE, full, name, set_id, code,
                            prescale_factor, postscale_factor, 0, (host,),
-                           outputs, None)
-        return tensor if in_place else made[0]
-    made = _native.run(_ALLREDUCE, full, name, set_id, code, prescale_factor,
-                       postscale_factor, 0, (host,), outputs, None,
-                       _device_path.stream_for((host,)))
-    if in_place:
-        return _writer((tensor,), (host,))()[0]
-    return _back_to(tensor, made[0])
-
-
-def _allreduce_one_async(tensor, average, name, op, prescale_factor,
-                         postscale_factor, process_set, in_place):
-    """allreduce_async(_) of one tensor; returns its Horovod handle."""
-    set_id, code, host, full = _one_tensor(tensor, op, average, name,
-                                           process_set)
+                           None if in_place else _empty_like, None, stream)
+        if as_is:
+            return tensor if in_place else made[0]
+        if in_place:
+            return _writer((tensor,), (host,))()[0]
+        return _back_to(tensor, made[0])
     outputs = None if in_place else (_empty_like(host),)
     core = _native.enqueue(_ALLREDUCE, full, name, set_id, code,
                            prescale_factor, postscale_factor, 0, (host,),
-                           outputs, None,
-                           0 if host is tensor else
-                           _device_path.stream_for((host,)))
-    if in_place and host is tensor:
+                           outputs, None, stream)
+    if in_place and as_is:
         return _register(core, tensor, None)
     return _register(core, *_allreduce_finish([tensor], [host], outputs,
                                               True))
@@ -221,8 +204,8 @@ def _allreduce_each_async_(tensors, names, op, prescale_factor,
     one native call when every one goes as it is (enqueue_each runs on no
     stream), else one by one; returns their handles."""
     if not all(map(_as_is, tensors)):
-        return [_allreduce_one_async(t, None, n, op, prescale_factor,
-                                     postscale_factor, process_set, True)
+        return [_allreduce_one(t, None, n, op, prescale_factor,
+                               postscale_factor, process_set, True, False)
                 for t, n in zip(tensors, names)]
     set_id, code = _allreduce_args(op, None, process_set, tensors)
     full = [_allreduce_name("allreduce", n, process_set) for n in names]
@@ -237,23 +220,23 @@ def allreduce_async(tensor, average=None, name=None, op=None,
                     process_set=global_process_set):
     """Starts reducing `tensor` over the process set (Average by default)
     into a new tensor; returns a handle for poll() and synchronize()."""
-    return _allreduce_one_async(tensor, average, name, op, prescale_factor,
-                                postscale_factor, process_set, False)
+    return _allreduce_one(tensor, average, name, op, prescale_factor,
+                          postscale_factor, process_set, False, False)
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None,
                      prescale_factor=1.0, postscale_factor=1.0,
                      process_set=global_process_set):
     """As allreduce_async, writing the result into `tensor`."""
-    return _allreduce_one_async(tensor, average, name, op, prescale_factor,
-                                postscale_factor, process_set, True)
+    return _allreduce_one(tensor, average, name, op, prescale_factor,
+                          postscale_factor, process_set, True, False)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                postscale_factor=1.0, process_set=global_process_set):
     """Reduces `tensor` in place over the process set and returns it."""
-    return _allreduce_now(tensor, average, name, op, prescale_factor,
-                          postscale_factor, process_set, in_place=True)
+    return _allreduce_one(tensor, average, name, op, prescale_factor,
+                          postscale_factor, process_set, True, True)
 
 
 class HorovodAllreduce(torch.autograd.Function):
@@ -267,8 +250,8 @@ class HorovodAllreduce(torch.autograd.Function):
         ctx.prescale_factor = prescale_factor
         ctx.postscale_factor = postscale_factor
         ctx.process_set = process_set
-        return _allreduce_now(tensor, average, name, op, prescale_factor,
-                              postscale_factor, process_set, in_place=False)
+        return _allreduce_one(tensor, average, name, op, prescale_factor,
+                              postscale_factor, process_set, False, True)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -287,8 +270,8 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none,
     if compression is Compression.none and isinstance(tensor, _Tensor) and \
             not (tensor.requires_grad and _grad_enabled()):
         # What apply() gives without a graph, minus its ~5 us.
-        return _allreduce_now(tensor, average, name, op, prescale_factor,
-                              postscale_factor, process_set, in_place=False)
+        return _allreduce_one(tensor, average, name, op, prescale_factor,
+                              postscale_factor, process_set, False, True)
     _tensors.check_dtype(tensor)
     compressed, ctx = compression.compress(tensor)
     if compressed.requires_grad and _grad_enabled():
@@ -296,9 +279,9 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none,
                                          prescale_factor, postscale_factor,
                                          process_set)
     else:
-        reduced = _allreduce_now(compressed, average, name, op,
+        reduced = _allreduce_one(compressed, average, name, op,
                                  prescale_factor, postscale_factor,
-                                 process_set, in_place=False)
+                                 process_set, False, True)
     return compression.decompress(reduced, ctx)
 
 
