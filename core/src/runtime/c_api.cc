@@ -202,7 +202,8 @@ HVD_EXPORT hvd_status hvd_wait(hvd_handle* handle, int64_t timeout_ms) {
     if (handle->spin > std::chrono::nanoseconds::zero() &&
         !handle->finished.load(std::memory_order_acquire)) {
       if (std::shared_ptr<Runtime> rt = current()) {
-        rt->drive_until_done(handle, handle->spin, give_up);
+        if (!rt->drive_until_done(handle, handle->spin, give_up))
+          handle->spin = std::chrono::nanoseconds::zero();
       }
     }
     std::unique_lock<std::mutex> lock(handle->mutex);

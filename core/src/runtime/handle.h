@@ -34,7 +34,9 @@ struct hvd_handle_s {
   std::condition_variable cv;
   bool done = false;
   std::atomic<bool> finished{false};  // `done`, readable without the mutex
-  // How long hvd_wait drives the op before it sleeps (runtime.spin_time).
+  // How long hvd_wait drives the op before it sleeps (runtime.spin_time),
+  // spent by the first wait that sleeps: a caller waiting in slices (to see
+  // Ctrl-C) would otherwise spin and wake the runtime at every slice.
   std::chrono::nanoseconds spin{0};
   hvd_status status = HVD_OK;
   std::string message;
