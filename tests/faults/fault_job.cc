@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "fault_arm.h"
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
@@ -186,9 +186,7 @@ class Trainer {
 
 int main(int argc, char** argv) {
   if (argc != 7) {
-    std::fprintf(stderr,
-                 "usage: fault_job CONFIG STEPS FAULT VICTIM STEP OP\n");
-    return 2;
+    return usage(argv[0], "CONFIG STEPS FAULT VICTIM STEP OP");
   }
   // horovodrun sends SIGTERM to the others once one rank fails; each gets
   // the rest of the peer timeout to say what it saw.
@@ -210,12 +208,11 @@ int main(int argc, char** argv) {
   options.process_set_sizes = set_sizes;
   options.process_set_count = 1;
   if (!init_job(argv[1], options)) return 1;
-  const int rank = hvd_rank(), size = hvd_size();
   const char* job = std::getenv("HOROVOD_JOB_ID");
-  std::printf("fault-job: rank %d of job %s\n", rank, job ? job : "?");
+  std::printf("fault-job: rank %d of job %s\n", R, job ? job : "?");
   std::fflush(stdout);
 
-  Trainer trainer(rank, size, fault);
+  Trainer trainer(R, N, fault);
   for (int k = 0; k < steps; ++k) trainer.step(k);
   // As a script's last metric: no rank leaves while another still works
   // (a rank outside process set 1 would otherwise finish while its
@@ -224,10 +221,10 @@ int main(int argc, char** argv) {
   hvd_handle* h = nullptr;
   hvd_op last = make_op(HVD_COLL_ALLREDUCE, "job.done", &done.desc, 1);
   hvd_status s = hvd_enqueue(&last, &h);
-  if (s != HVD_OK) fail_job(rank, s, hvd_last_error());
-  if ((s = hvd_wait(h, -1)) != HVD_OK) fail_job(rank, s, hvd_handle_message(h));
+  if (s != HVD_OK) fail_job(R, s, hvd_last_error());
+  if ((s = hvd_wait(h, -1)) != HVD_OK) fail_job(R, s, hvd_handle_message(h));
   hvd_release(h);
-  std::printf("fault-job: rank %d finished\n", rank);
+  std::printf("fault-job: rank %d finished\n", R);
   std::fflush(stdout);
   hvd_shutdown();
   return 0;

@@ -20,13 +20,11 @@
 #include <cstdio>
 #include <string>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 // The op's status; its message is printed when it failed.
 hvd_status allreduce(const std::string& name, Buffer& b) {
@@ -119,12 +117,9 @@ int main(int argc, char** argv) {
                : 1;
   }
   if (mode != "stall" && mode != "signal" && mode != "kill") {
-    std::fprintf(stderr, "usage: flight_job stall|signal|kill|bad-entries\n");
-    return 2;
+    return usage(argv[0], "stall|signal|kill|bad-entries");
   }
   if (!init_job(nullptr)) return 1;
-  R = hvd_rank();
-  N = hvd_size();
   if (mode == "stall") return stall();
   if (mode == "signal") return signal_job();
   return kill_job();

@@ -10,25 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "horovod/horovod.h"
-#include "tensor_of.h"
+#include "run_job.h"
+
+using namespace mp;
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const std::string& what) {
-  if (ok) return;
-  std::printf("rank %d: FAIL: %s\n", hvd_rank(), what.c_str());
-  ++failures;
-}
 
 // In-place allreduce of `n` floats, rank r holding r + 1 + i % 5 (direct);
 // then the same with AVERAGE (staged: the host scales).
 void allreduce_on_the_device(size_t n, int device) {
-  const int size = hvd_size(), rank = hvd_rank();
   std::vector<float> host(n);
-  for (size_t i = 0; i < n; ++i) host[i] = float(rank + 1 + int(i % 5));
+  for (size_t i = 0; i < n; ++i) host[i] = float(R + 1 + int(i % 5));
   float* d = nullptr;
   expect(cudaMalloc(&d, n * sizeof(float)) == cudaSuccess, "cudaMalloc");
   for (hvd_reduce_op reduce : {HVD_OP_SUM, HVD_OP_AVERAGE}) {
@@ -38,27 +30,15 @@ void allreduce_on_the_device(size_t n, int device) {
         hvd_test::tensor_of(d, HVD_FLOAT32, shape, 1, {HVD_MEM_CUDA, device});
     std::string name =
         "direct." + std::to_string(n) + "." + std::to_string(int(reduce));
-    hvd_op op{};
-    op.struct_size = sizeof op;
-    op.collective = HVD_COLL_ALLREDUCE;
-    op.name = name.c_str();
-    op.tensor_count = 1;
-    op.inputs = &t;
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &t, 1);
     op.op = reduce;
-    op.prescale = 1.0;
-    op.postscale = 1.0;
-    hvd_handle* h = nullptr;
-    hvd_status s = hvd_enqueue(&op, &h);
-    if (s == HVD_OK) s = hvd_wait(h, 60000);
-    expect(s == HVD_OK,
-           name + ": " + (h ? hvd_handle_message(h) : hvd_last_error()));
-    if (h) hvd_release(h);
+    const hvd_status s = run_op(op);
     std::vector<float> got(n);
     cudaMemcpy(got.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost);
     for (size_t i = 0; i < n && s == HVD_OK; ++i) {
       // sum over ranks r of (r + 1 + i % 5)
-      float sum = float(size * (size + 1) / 2 + size * int(i % 5));
-      float want = reduce == HVD_OP_SUM ? sum : sum / float(size);
+      float sum = float(N * (N + 1) / 2 + N * int(i % 5));
+      float want = reduce == HVD_OP_SUM ? sum : sum / float(N);
       if (got[i] != want) {
         expect(false, name + ": element " + std::to_string(i) + " is " +
                           std::to_string(got[i]) + ", not " +
@@ -73,10 +53,7 @@ void allreduce_on_the_device(size_t n, int device) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
-    return 2;
-  }
+  if (argc != 2) return usage(argv[0], "CONFIG.toml");
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
   const char* local = std::getenv("HOROVOD_LOCAL_RANK");
@@ -91,17 +68,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   cudaSetDevice(device);
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  options.config_path = argv[1];
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("FAIL: hvd_init(%s): %s\n", argv[1], hvd_last_error());
-    return 1;
-  }
-  const int rank = hvd_rank();
-  allreduce_on_the_device(4, device);
-  allreduce_on_the_device((1u << 20) + 3, device);
-  hvd_shutdown();
-  if (failures == 0) std::printf("rank %d: direct CUDA allreduce OK\n", rank);
-  return failures == 0 ? 0 : 1;
+  return run_job(argc, argv, "direct CUDA allreduce", [device] {
+    allreduce_on_the_device(4, device);
+    allreduce_on_the_device((1u << 20) + 3, device);
+  });
 }

@@ -14,18 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "horovod/horovod.h"
-#include "tensor_of.h"
+#include "run_job.h"
+
+using namespace mp;
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::printf("rank %d: FAIL: %s\n", hvd_rank(), what.c_str());
-}
 
 uint64_t fnv(const void* data, size_t bytes) {
   uint64_t h = 1469598103934665603ull;
@@ -42,22 +35,6 @@ uint32_t mix(uint32_t x) {
   return x ^ (x >> 16);
 }
 
-bool run(hvd_op& op, hvd_handle** handle, const std::string& what) {
-  op.struct_size = sizeof op;
-  op.name = what.c_str();
-  op.prescale = 1.0;
-  op.postscale = 1.0;
-  hvd_status s = hvd_enqueue(&op, handle);
-  if (s == HVD_OK) s = hvd_wait(*handle, 60000);
-  if (s != HVD_OK) {
-    expect(false,
-           what + ": " + hvd_status_string(s) + ": " +
-               (*handle ? hvd_handle_message(*handle) : hvd_last_error()));
-    return false;
-  }
-  return true;
-}
-
 void digest(const std::string& config, const std::string& what,
             const void* data, size_t bytes) {
   std::printf("digest %s %s %016llx\n", config.c_str(), what.c_str(),
@@ -68,12 +45,11 @@ template <typename T>
 void allreduce(const std::string& config, const char* kind, hvd_dtype d,
                hvd_reduce_op rop, size_t n, T (*value)(int, size_t),
                bool exact) {
-  const int me = hvd_rank(), size = hvd_size();
   std::vector<T> buf(n), want(n);
-  for (size_t i = 0; i < n; ++i) buf[i] = value(me, i);
+  for (size_t i = 0; i < n; ++i) buf[i] = value(R, i);
   for (size_t i = 0; i < n; ++i) {
     T acc = value(0, i);
-    for (int r = 1; r < size; ++r) {
+    for (int r = 1; r < N; ++r) {
       T v = value(r, i);
       if (rop == HVD_OP_MAX) {
         acc = v > acc ? v : acc;
@@ -89,13 +65,11 @@ void allreduce(const std::string& config, const char* kind, hvd_dtype d,
   const std::string what = std::string(kind) + "." + std::to_string(n);
   const int64_t shape[] = {static_cast<int64_t>(n)};
   hvd_tensor t = hvd_test::tensor_of(buf.data(), d, shape, 1);
-  hvd_op op{};
-  op.collective = HVD_COLL_ALLREDUCE;
-  op.tensor_count = 1;
-  op.inputs = &t;
+  const std::string name = config + "." + what;
+  hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &t, 1);
   op.op = rop;
   hvd_handle* handle = nullptr;
-  if (run(op, &handle, config + "." + what)) {
+  if (run_op(op, &handle) == HVD_OK) {
     if (exact) {
       expect(std::memcmp(buf.data(), want.data(), n * sizeof(T)) == 0,
              config + " " + what + ": result differs from the exact one");
@@ -120,25 +94,22 @@ double max_value(int r, size_t i) {
 }
 
 void allgather(const std::string& config, size_t rows_base) {
-  const int me = hvd_rank(), size = hvd_size();
   const int64_t cols = 3;
-  const int64_t rows = static_cast<int64_t>(rows_base) + me;
+  const int64_t rows = static_cast<int64_t>(rows_base) + R;
   std::vector<int32_t> mine(static_cast<size_t>(rows * cols));
-  for (size_t i = 0; i < mine.size(); ++i) mine[i] = wrap_value(me, i);
+  for (size_t i = 0; i < mine.size(); ++i) mine[i] = wrap_value(R, i);
   const int64_t shape[] = {rows, cols};
   hvd_tensor t = hvd_test::tensor_of(mine.data(), HVD_INT32, shape, 2);
-  hvd_op op{};
-  op.collective = HVD_COLL_ALLGATHER;
-  op.tensor_count = 1;
-  op.inputs = &t;
   const std::string what = "allgather_i32." + std::to_string(rows_base);
+  const std::string name = config + "." + what;
+  hvd_op op = make_op(HVD_COLL_ALLGATHER, name, &t, 1);
   hvd_handle* handle = nullptr;
-  if (run(op, &handle, config + "." + what)) {
+  if (run_op(op, &handle) == HVD_OK) {
     hvd_tensor out{};
     out.struct_size = sizeof out;
     if (hvd_handle_output(handle, 0, &out) == HVD_OK) {
       std::vector<int32_t> want;
-      for (int r = 0; r < size; ++r) {
+      for (int r = 0; r < N; ++r) {
         size_t n = (rows_base + static_cast<size_t>(r)) * cols;
         for (size_t i = 0; i < n; ++i) want.push_back(wrap_value(r, i));
       }
@@ -154,51 +125,31 @@ void allgather(const std::string& config, size_t rows_base) {
   if (handle) hvd_release(handle);
 }
 
-std::string stem(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
-  size_t dot = name.rfind('.');
-  return dot == std::string::npos ? name : name.substr(0, dot);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int a = 1; a < argc; ++a) {
-    const std::string config = stem(argv[a]);
-    hvd_init_options o{};
-    o.struct_size = sizeof o;
-    o.config_path = argv[a];
-    hvd_status s = hvd_init(&o);
-    if (s != HVD_OK) {
-      std::printf("FAIL: init with %s: %s\n", argv[a], hvd_last_error());
-      return 1;
-    }
-    std::printf("layout %s rank=%d size=%d local=%d/%d cross=%d/%d\n",
-                config.c_str(), hvd_rank(), hvd_size(), hvd_local_rank(),
-                hvd_local_size(), hvd_cross_rank(), hvd_cross_size());
-    // 0, 1 and 3 elements leave some ranks of a host without a shard.
-    for (size_t n : {size_t(0), size_t(1), size_t(3), size_t(5), size_t(1001),
-                     size_t(262147)}) {
-      allreduce<int32_t>(config, "sum_i32", HVD_INT32, HVD_OP_SUM, n,
-                         wrap_value, true);
-      allreduce<float>(config, "sum_f32_exact", HVD_FLOAT32, HVD_OP_SUM, n,
-                       small_value, true);
-      allreduce<float>(config, "sum_f32_any", HVD_FLOAT32, HVD_OP_SUM, n,
-                       any_value, false);
-      allreduce<double>(config, "max_f64", HVD_FLOAT64, HVD_OP_MAX, n,
-                        max_value, true);
-    }
-    for (size_t rows : {size_t(0), size_t(2), size_t(40000)}) {
-      allgather(config, rows);
-    }
-    std::fflush(stdout);
-    s = hvd_shutdown();
-    if (s != HVD_OK) {
-      std::printf("FAIL: shutdown: %s\n", hvd_last_error());
-      return 1;
-    }
-  }
-  std::printf("rank done: %d failure(s)\n", failures);
-  return failures == 0 ? 0 : 1;
+  const int status = run_job_per_config(
+      argc, argv, "hierarchical", [](const std::string& config) {
+        std::printf("layout %s rank=%d size=%d local=%d/%d cross=%d/%d\n",
+                    config.c_str(), R, N, hvd_local_rank(), hvd_local_size(),
+                    hvd_cross_rank(), hvd_cross_size());
+        // 0, 1 and 3 elements leave some ranks of a host without a shard.
+        for (size_t n : {size_t(0), size_t(1), size_t(3), size_t(5),
+                         size_t(1001), size_t(262147)}) {
+          allreduce<int32_t>(config, "sum_i32", HVD_INT32, HVD_OP_SUM, n,
+                             wrap_value, true);
+          allreduce<float>(config, "sum_f32_exact", HVD_FLOAT32, HVD_OP_SUM, n,
+                           small_value, true);
+          allreduce<float>(config, "sum_f32_any", HVD_FLOAT32, HVD_OP_SUM, n,
+                           any_value, false);
+          allreduce<double>(config, "max_f64", HVD_FLOAT64, HVD_OP_MAX, n,
+                            max_value, true);
+        }
+        for (size_t rows : {size_t(0), size_t(2), size_t(40000)}) {
+          allgather(config, rows);
+        }
+      });
+  // What test_multihost.py looks for once every configuration ran.
+  std::printf("rank done: %d failure(s)\n", g_failures);
+  return status;
 }

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "adasum_pair.h"
+#include "run_job.h"
 
 using namespace mp;
 
@@ -23,47 +24,19 @@ double value(int t, int r, size_t i) {
                 : std::sin(0.37 * (double)(i + 1) * (r + 1) + t);
 }
 
-std::vector<double> combine(const std::vector<double>& a,
-                            const std::vector<double>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  const double ca = aa >= 1e-8 ? 1.0 - ab / aa * 0.5 : 1.0;
-  const double cb = bb >= 1e-8 ? 1.0 - ab / bb * 0.5 : 1.0;
-  std::vector<double> out(a.size());
-  for (size_t i = 0; i < a.size(); ++i) out[i] = ca * a[i] + cb * b[i];
-  return out;
-}
-
 std::vector<double> reference(int t, size_t count, int first, int ranks) {
   if (ranks == 1) {
     std::vector<double> v(count);
     for (size_t i = 0; i < count; ++i) v[i] = (float)value(t, first, i);
     return v;
   }
-  return combine(reference(t, count, first, ranks / 2),
-                 reference(t, count, first + ranks / 2, ranks / 2));
+  return adasum_pair(reference(t, count, first, ranks / 2),
+                     reference(t, count, first + ranks / 2, ranks / 2));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
-    return 2;
-  }
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  options.config_path = argv[1];
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("rank ?: FAIL: hvd_init(%s): %s\n", argv[1], hvd_last_error());
-    return 1;
-  }
-  const int rank = hvd_rank(), size = hvd_size();
-  const bool power_of_two = (size & (size - 1)) == 0;
+// The tensors enqueued at once, then each result (or error) checked.
+void adasum_tensors() {
+  const bool power_of_two = (N & (N - 1)) == 0;
   const size_t counts[] = {1000, 1, 4099, 0};
   const int tensors = 4;
   std::vector<std::unique_ptr<Buffer>> buffers;
@@ -73,7 +46,7 @@ int main(int argc, char** argv) {
     buffers.push_back(std::make_unique<Buffer>(
         HVD_FLOAT32, std::vector<int64_t>{(int64_t)counts[t]}));
     for (size_t i = 0; i < counts[t]; ++i) {
-      buffers[t]->set(i, value(t, rank, i));
+      buffers[t]->set(i, value(t, R, i));
     }
     names.push_back("adasum." + std::to_string(t));
   }
@@ -87,15 +60,15 @@ int main(int argc, char** argv) {
     const hvd_status s = hvd_wait(handles[t], 120000);
     const std::string message = hvd_handle_message(handles[t]);
     if (!power_of_two && counts[t] > 0) {  // an empty tensor moves nothing
-      expect(s == HVD_ERR_UNSUPPORTED,
-             names[t] + " on " + std::to_string(size) +
-                 " ranks: " + hvd_status_string(s) + ", expected unsupported");
+      expect(s == HVD_ERR_UNSUPPORTED, names[t] + " on " + std::to_string(N) +
+                                           " ranks: " + hvd_status_string(s) +
+                                           ", expected unsupported");
       expect(message.find("power-of-two") != std::string::npos,
              names[t] + ": the message says why: " + message);
     } else {
       expect(s == HVD_OK,
              names[t] + ": " + hvd_status_string(s) + ": " + message);
-      const std::vector<double> want = reference(t, counts[t], 0, size);
+      const std::vector<double> want = reference(t, counts[t], 0, N);
       for (size_t i = 0; i < counts[t] && s == HVD_OK; ++i) {
         const double got = buffers[t]->get(i);
         if (std::fabs(got - want[i]) >
@@ -109,10 +82,10 @@ int main(int argc, char** argv) {
     }
     hvd_release(handles[t]);
   }
-  hvd_op barrier = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-  barrier.name = nullptr;
-  run_op(barrier);  // shutting down stops every rank: wait for all first
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  if (g_failures == 0) std::printf("rank %d: adasum job passed\n", rank);
-  return g_failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_job(argc, argv, "adasum", adasum_tensors);
 }

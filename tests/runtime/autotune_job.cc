@@ -10,13 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::vector<std::string> lines;
@@ -66,20 +64,9 @@ void step(int index) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2 || !getenv("HOROVOD_AUTOTUNE_LOG")) {
-    std::fprintf(stderr,
-                 "usage: horovodrun --autotune --autotune-log-file FILE %s "
-                 "CONFIG.toml\n",
-                 argv[0]);
-    return 2;
-  }
-  const std::string log = getenv("HOROVOD_AUTOTUNE_LOG");
-  if (!init_job(argv[1])) return 1;
-  R = hvd_rank();
-  N = hvd_size();
+// Steps until rank 0 finds the autotuner settled in its `log`, a few more,
+// then rank 0 checks the log.
+void tune_until_settled(const std::string& log) {
   int steps = 0;
   bool done = false;
   while (!done && steps < 3000 && !g_failures) {
@@ -109,10 +96,16 @@ int main(int argc, char** argv) {
     std::printf("rank 0: autotune settled after %d steps: %s\n", steps,
                 lines.empty() ? "" : lines.back().c_str());
   }
-  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-  bar.name = nullptr;
-  run_op(bar);
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  std::printf("rank %d: autotune: %s\n", R, g_failures ? "FAILED" : "passed");
-  return g_failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* log = getenv("HOROVOD_AUTOTUNE_LOG");
+  if (argc != 2 || !log) {
+    return usage("horovodrun --autotune --autotune-log-file FILE " +
+                     std::string(argv[0]),
+                 "CONFIG.toml");
+  }
+  return run_once("autotune", argv[1], [log] { tune_until_settled(log); });
 }

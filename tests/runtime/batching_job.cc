@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "allreduce_step.h"
+#include "run_job.h"
 
 using namespace mp;
 
@@ -22,18 +23,18 @@ double value(int rank, size_t i) {
   return static_cast<double>(rank + 1 + static_cast<int>(i % 3));
 }
 
-void step(int s, int rank, int size) {
+void step(int s) {
   std::vector<Buffer> buffers;
   std::vector<std::string> names;
   for (int k = 0; k < kOps; ++k) {
     buffers.emplace_back(HVD_FLOAT32, std::vector<int64_t>{16 + k});
     for (size_t i = 0; i < buffers.back().elements; ++i)
-      buffers.back().set(i, value(rank, i));
+      buffers.back().set(i, value(R, i));
     names.push_back("batching." + std::to_string(k));
   }
   allreduce_step(s, buffers, names, {false, 1000}, [&](size_t i) {
     double want = 0;
-    for (int r = 0; r < size; ++r) want += value(r, i);
+    for (int r = 0; r < N; ++r) want += value(r, i);
     return want;
   });
 }
@@ -41,16 +42,12 @@ void step(int s, int rank, int size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
-    return 2;
-  }
-  if (!init_job(argv[1])) return 1;
-  const int rank = hvd_rank();
-  for (int s = 0; s < kSteps; ++s) step(s, rank, hvd_size());
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  std::printf("rank %d: batching: %s\n", rank,
-              g_failures ? "FAILED" : "passed");
-  std::fflush(stdout);
-  return g_failures ? 1 : 0;
+  JobOptions options;
+  options.barrier = false;  // the ctest entry counts the rounds: no barrier's
+  return run_job(
+      argc, argv, "batching",
+      [] {
+        for (int s = 0; s < kSteps; ++s) step(s);
+      },
+      options);
 }

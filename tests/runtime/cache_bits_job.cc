@@ -13,12 +13,11 @@
 #include <vector>
 
 #include "allreduce_step.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 const char* const kNames[] = {"bits.a", "bits.b", "bits.c"};
 const int64_t kSizes[] = {1, 5, 300};
@@ -58,12 +57,7 @@ void step(int s, const std::string& fresh = "") {
 }
 
 void join_while_others_run_cached(int s) {
-  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-  join.name = nullptr;
-  hvd_handle* jh = nullptr;
-  if (R == N - 1) {
-    expect_ok(hvd_enqueue(&join, &jh), "join");
-  } else {
+  if (R != N - 1) {
     for (int pass = 0; pass < 3; ++pass) {
       Buffer b(HVD_FLOAT32, {kSizes[0]});
       for (size_t i = 0; i < b.elements; ++i) b.set(i, value(R, i, s + pass));
@@ -73,35 +67,19 @@ void join_while_others_run_cached(int s) {
               s + pass, N - 1);
       }
     }
-    expect_ok(hvd_enqueue(&join, &jh), "join");
   }
-  if (!jh) return;
-  expect(hvd_wait(jh, 60000) == HVD_OK,
-         std::string("join: ") + hvd_handle_message(jh));
-  hvd_release(jh);
+  join_and_wait();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
-    return 2;
-  }
-  if (!init_job(argv[1])) return 1;
-  R = hvd_rank();
-  N = hvd_size();
-  int s = 0;
-  for (; s < 400; ++s) step(s);
-  for (int k = 0; k < 5; ++k, ++s) step(s, "fresh." + std::to_string(k));
-  join_while_others_run_cached(s);
-  s += 3;
-  for (int k = 0; k < 100; ++k, ++s) step(s);
-  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-  bar.name = nullptr;
-  run_op(bar);
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  std::printf("rank %d: cache bits: %s\n", R, g_failures ? "FAILED" : "passed");
-  std::fflush(stdout);
-  return g_failures ? 1 : 0;
+  return run_job(argc, argv, "cache bits", [] {
+    int s = 0;
+    for (; s < 400; ++s) step(s);
+    for (int k = 0; k < 5; ++k, ++s) step(s, "fresh." + std::to_string(k));
+    join_while_others_run_cached(s);
+    s += 3;
+    for (int k = 0; k < 100; ++k, ++s) step(s);
+  });
 }

@@ -10,12 +10,11 @@
 #include <vector>
 
 #include "allreduce_step.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 double value(int rank, size_t i, int step) {
   return static_cast<double>((rank + 1) * 10 + static_cast<int>(i % 7) + step);
@@ -127,12 +126,7 @@ void cached_allreduce_with_a_joined_rank() {
   for (int pass = 0; pass < 2; ++pass) {
     Buffer b(HVD_FLOAT32, {8});
     for (size_t i = 0; i < 8; ++i) b.set(i, R + 1);
-    hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-    join.name = nullptr;
-    hvd_handle* jh = nullptr;
-    if (pass == 1 && R == N - 1) {
-      expect_ok(hvd_enqueue(&join, &jh), "join");
-    } else {
+    if (pass == 0 || R != N - 1) {
       hvd_op op = make_op(HVD_COLL_ALLREDUCE, "joined.t", &b.desc, 1);
       if (run_op(op) == HVD_OK) {
         int ranks = pass == 1 ? N - 1 : N;
@@ -142,28 +136,15 @@ void cached_allreduce_with_a_joined_rank() {
                                      std::to_string(b.get(7)) + ", expected " +
                                      std::to_string(want));
       }
-      if (pass == 1) expect_ok(hvd_enqueue(&join, &jh), "join");
     }
-    if (jh) {
-      expect(hvd_wait(jh, 60000) == HVD_OK,
-             std::string("join: ") + hvd_handle_message(jh));
-      hvd_release(jh);
-    }
+    if (pass == 1) join_and_wait();
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml...\n", argv[0]);
-    return 2;
-  }
-  for (int a = 1; a < argc; ++a) {
-    std::string config = argv[a];
-    if (!init_job(config.c_str())) return 1;
-    R = hvd_rank();
-    N = hvd_size();
+  return run_job_per_config(argc, argv, "cache", [](const std::string&) {
     for (int step = 0; step < 8; ++step) allreduce_step(step, 6);
     // Every rank changes step.t0's shape: negotiated again, right results.
     for (int step = 8; step < 11; ++step) allreduce_step(step, 6, 0, 4);
@@ -172,15 +153,5 @@ int main(int argc, char** argv) {
     allgather_steps();
     grouped_and_broadcast_steps();
     if (N >= 2) cached_allreduce_with_a_joined_rank();
-    hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-    bar.name = nullptr;
-    run_op(bar);
-    expect_ok(hvd_shutdown(), "hvd_shutdown");
-    std::string tag = config.substr(config.find_last_of('/') + 1);
-    std::printf("rank %d: cache %s: %s\n", R, tag.c_str(),
-                g_failures ? "FAILED" : "passed");
-    std::fflush(stdout);
-    if (g_failures) return 1;
-  }
-  return 0;
+  });
 }

@@ -14,13 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
 
-int R = 0, N = 1;
 std::string tag;  // names ops of this configuration
 
 const hvd_dtype kAllDtypes[] = {
@@ -89,6 +88,11 @@ bool close_enough(hvd_dtype d, double got, double want) {
   return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want));
 }
 
+// close_enough for dtype `d`, as expect_values takes it.
+std::function<bool(double, double)> close_in(hvd_dtype d) {
+  return [d](double got, double want) { return close_enough(d, got, want); };
+}
+
 struct Check {
   Buffer in, out;
   hvd_handle* handle = nullptr;
@@ -137,18 +141,15 @@ void allreduce_all_dtypes() {
         for (size_t i = 0; i < count; ++i) c->in.set(i, value(d, op, R, i));
         bool in_place = count % 2 == 1;
         c->out = in_place ? Buffer() : Buffer(d, {static_cast<int64_t>(count)});
-        c->verify = [d, op, count, in_place](Check& k) {
-          const Buffer& res = in_place ? k.in : k.out;
-          for (size_t i = 0; i < count; ++i) {
-            Buffer want(d, {1});
-            want.set(0, reduce_expected(d, op, i, N));
-            if (!close_enough(d, res.get(i), want.get(0))) {
-              expect(false, k.name + ": element " + std::to_string(i) + " is " +
-                                std::to_string(res.get(i)) + ", expected " +
-                                std::to_string(want.get(0)));
-              return;
-            }
-          }
+        c->verify = [d, op, in_place](Check& k) {
+          expect_values(
+              in_place ? k.in : k.out, k.name,
+              [d, op](size_t i) {
+                Buffer want(d, {1});  // rounded as the dtype holds it
+                want.set(0, reduce_expected(d, op, i, N));
+                return want.get(0);
+              },
+              close_in(d));
         };
         c->op = op;
         checks.push_back(std::move(c));
@@ -197,15 +198,9 @@ void allreduce_large_and_scaled() {
   op.prescale = 0.5;
   op.postscale = 4;
   if (run_op(op) == HVD_OK) {
-    for (size_t i = 0; i < 33; ++i) {
-      double want = 2 * reduce_expected(HVD_FLOAT32, HVD_OP_SUM, i, N);
-      if (b.get(i) != want) {
-        expect(false, name + ": element " + std::to_string(i) + " is " +
-                          std::to_string(b.get(i)) + ", expected " +
-                          std::to_string(want));
-        break;
-      }
-    }
+    expect_values(b, name, [](size_t i) {
+      return 2 * reduce_expected(HVD_FLOAT32, HVD_OP_SUM, i, N);
+    });
   }
 }
 
@@ -474,16 +469,13 @@ void reducescatter_variants() {
       int64_t before = 0;
       for (int r = 0; r < R; ++r) before += rows / N + (r < rows % N ? 1 : 0);
       c->out = Buffer(d, {mine, cols});
-      c->verify = [d, mine, before, cols](Check& k) {
-        for (int64_t i = 0; i < mine * cols; ++i) {
-          double want = reduce_expected(d, HVD_OP_SUM, before * cols + i, N);
-          if (!close_enough(d, k.out.get(i), want)) {
-            expect(false, k.name + ": element " + std::to_string(i) + " is " +
-                              std::to_string(k.out.get(i)) + ", expected " +
-                              std::to_string(want));
-            return;
-          }
-        }
+      c->verify = [d, before, cols](Check& k) {
+        expect_values(
+            k.out, k.name,
+            [d, before, cols](size_t i) {
+              return reduce_expected(d, HVD_OP_SUM, before * cols + i, N);
+            },
+            close_in(d));
       };
       checks.push_back(std::move(c));
     }
@@ -528,8 +520,7 @@ void reducescatter_variants() {
 }
 
 void barrier_and_join() {
-  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-  bar.name = nullptr;
+  hvd_op bar = bare_op(HVD_COLL_BARRIER);
   run_op(bar);
   run_op(bar);
 
@@ -537,12 +528,7 @@ void barrier_and_join() {
   // sum without it.
   Buffer b(HVD_FLOAT32, {16});
   for (size_t i = 0; i < 16; ++i) b.set(i, R + 1);
-  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-  join.name = nullptr;
-  hvd_handle* jh = nullptr;
-  if (R == N - 1) {
-    expect_ok(hvd_enqueue(&join, &jh), "join");
-  } else {
+  if (R != N - 1) {
     std::string name = tag + ".after.join";
     if (run_op(make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1)) == HVD_OK) {
       double want = (N - 1) * N / 2.0;  // 1 + 2 + ... + (N-1)
@@ -550,26 +536,16 @@ void barrier_and_join() {
              name + ": " + std::to_string(b.get(0)) + ", expected " +
                  std::to_string(want));
     }
-    expect_ok(hvd_enqueue(&join, &jh), "join");
   }
-  if (!jh) return;
-  hvd_status s = hvd_wait(jh, 60000);
-  expect(s == HVD_OK, std::string("join: ") + hvd_handle_message(jh));
-  hvd_tensor last{};
-  if (s == HVD_OK && hvd_handle_output(jh, 0, &last) == HVD_OK) {
-    int32_t who = *static_cast<const int32_t*>(last.data);
-    expect(who >= 0 && who < N, "join: last rank " + std::to_string(who));
+  if (const auto who = join_and_wait()) {
+    expect(*who >= 0 && *who < N, "join: last rank " + std::to_string(*who));
   }
-  hvd_release(jh);
 }
 
 // Every rank but 0 joins at once; rank 0 runs allreduces alone (the joined
 // ranks contribute zeros, even to a grouped one), then joins last: every
 // rank's join says rank 0 was the last.
 void join_returns_last_rank() {
-  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
-  join.name = nullptr;
-  hvd_handle* jh = nullptr;
   if (R == 0) {
     Buffer a(HVD_FLOAT64, {9}), b(HVD_FLOAT64, {3, 2});
     for (size_t i = 0; i < a.elements; ++i) a.set(i, 2.5 + i);
@@ -587,17 +563,10 @@ void join_returns_last_rank() {
              grouped + ": joined ranks did not contribute zeros");
     }
   }
-  expect_ok(hvd_enqueue(&join, &jh), "join");
-  if (!jh) return;
-  hvd_status s = hvd_wait(jh, 60000);
-  expect(s == HVD_OK, std::string("join: ") + hvd_handle_message(jh));
-  hvd_tensor last{};
-  if (s == HVD_OK && hvd_handle_output(jh, 0, &last) == HVD_OK) {
-    int32_t who = *static_cast<const int32_t*>(last.data);
-    expect(who == 0, "join: the last rank to join is " + std::to_string(who) +
-                         ", expected 0");
+  if (const auto who = join_and_wait()) {
+    expect(*who == 0, "join: the last rank to join is " + std::to_string(*who) +
+                          ", expected 0");
   }
-  hvd_release(jh);
 }
 
 void process_set() {
@@ -622,52 +591,36 @@ void process_set() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml...\n", argv[0]);
-    return 2;
-  }
-  for (int a = 1; a < argc; ++a) {
-    std::string config = argv[a];
-    tag = config.substr(config.find_last_of('/') + 1);
-    std::vector<int32_t> even;
-    // horovodrun says HOROVOD_SIZE, mpirun OMPI_COMM_WORLD_SIZE.
-    const char* size_text = getenv("HOROVOD_SIZE");
-    if (!size_text) size_text = getenv("OMPI_COMM_WORLD_SIZE");
-    int size_hint = std::atoi(size_text ? size_text : "1");
-    for (int r = 0; r < size_hint; r += 2) even.push_back(r);
-    const int32_t* sets[] = {even.data()};
-    int32_t sizes[] = {static_cast<int32_t>(even.size())};
-    hvd_init_options options{};
-    options.process_sets = sets;
-    options.process_set_sizes = sizes;
-    options.process_set_count = 1;
-    if (!init_job(config.c_str(), options)) return 1;
-    R = hvd_rank();
-    N = hvd_size();
-    expect(N == size_hint, "hvd_size");
-    expect(hvd_local_rank() >= 0 && hvd_local_size() >= 1, "local queries");
-    expect(hvd_cross_rank() >= 0 && hvd_cross_size() >= 1, "cross queries");
-    allreduce_all_dtypes();
-    allreduce_large_and_scaled();
-    grouped_allreduce();
-    bitwise_identical();
-    allgather_all_dtypes();
-    broadcast_every_root();
-    alltoall_variants();
-    reducescatter_variants();
-    barrier_and_join();
-    join_returns_last_rank();
-    process_set();
-    // Shutting down stops the runtime on every rank: wait for all first.
-    hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-    bar.name = nullptr;
-    run_op(bar);
-    expect_ok(hvd_shutdown(), "hvd_shutdown");
-    expect(!hvd_is_initialized(), "still initialised after shutdown");
-    std::printf("rank %d: %s: %s\n", R, tag.c_str(),
-                g_failures ? "FAILED" : "passed");
-    std::fflush(stdout);
-    if (g_failures) return 1;
-  }
-  return 0;
+  // horovodrun says HOROVOD_SIZE, mpirun OMPI_COMM_WORLD_SIZE.
+  const char* size_text = getenv("HOROVOD_SIZE");
+  if (!size_text) size_text = getenv("OMPI_COMM_WORLD_SIZE");
+  const int size_hint = std::atoi(size_text ? size_text : "1");
+  std::vector<int32_t> even;
+  for (int r = 0; r < size_hint; r += 2) even.push_back(r);
+  const int32_t* sets[] = {even.data()};
+  int32_t sizes[] = {static_cast<int32_t>(even.size())};
+  JobOptions options;
+  options.init.process_sets = sets;
+  options.init.process_set_sizes = sizes;
+  options.init.process_set_count = 1;
+  return run_job_per_config(
+      argc, argv, "collectives",
+      [&](const std::string& stem) {
+        tag = stem;
+        expect(N == size_hint, "hvd_size");
+        expect(hvd_local_rank() >= 0 && hvd_local_size() >= 1, "local queries");
+        expect(hvd_cross_rank() >= 0 && hvd_cross_size() >= 1, "cross queries");
+        allreduce_all_dtypes();
+        allreduce_large_and_scaled();
+        grouped_allreduce();
+        bitwise_identical();
+        allgather_all_dtypes();
+        broadcast_every_root();
+        alltoall_variants();
+        reducescatter_variants();
+        barrier_and_join();
+        join_returns_last_rank();
+        process_set();
+      },
+      options);
 }

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
@@ -65,6 +65,39 @@ std::string text(const std::vector<int>& cpus) {
   return "{" + out + "}";
 }
 
+// Where each rank and its background thread run, against `mine`, the CPUs
+// the rank had before hvd_init.
+void check_binding(bool bound, const std::vector<int>& mine) {
+  const std::vector<int> caller = cpus_of(0);
+  const std::vector<int> background = cpus_of(background_thread());
+  expect(background == caller, "the background thread runs on " +
+                                   text(background) + ", the caller on " +
+                                   text(caller));
+  // Each rank's first CPU at its own index: the sum holds them all. The
+  // allreduce also keeps every rank's runtime up until each has looked at
+  // its background thread (a rank that shut down first would end the
+  // others' threads).
+  Buffer in(HVD_INT32, {N}), out(HVD_INT32, {N});
+  in.set(static_cast<size_t>(R), caller.empty() ? -1 : caller[0]);
+  hvd_op op =
+      make_op(HVD_COLL_ALLREDUCE, "core_binding.cpus", &in.desc, 1, &out.desc);
+  run_op(op);
+  if (bound) {
+    expect(caller.size() == 1,
+           "rank " + std::to_string(R) + " is bound to " + text(caller));
+    for (int r = 0; r < N; ++r) {
+      for (int s = r + 1; s < N; ++s) {
+        expect(out.get(r) != out.get(s),
+               "ranks " + std::to_string(r) + " and " + std::to_string(s) +
+                   " are bound to the same CPU " + std::to_string(out.get(r)));
+      }
+    }
+  } else {
+    expect(caller == mine, "unbound, rank " + std::to_string(R) + " runs on " +
+                               text(caller) + ", not " + text(mine));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,43 +116,13 @@ int main(int argc, char** argv) {
   for (int cpu : mine) CPU_SET(cpu, &two);
   expect(sched_setaffinity(0, sizeof two, &two) == 0, "sched_setaffinity");
 
-  if (!init_job(argc > 2 ? argv[2] : nullptr)) return 1;
-  const int rank = hvd_rank(), size = hvd_size();
-  const std::vector<int> caller = cpus_of(0);
-  const std::vector<int> background = cpus_of(background_thread());
-  expect(background == caller, "the background thread runs on " +
-                                   text(background) + ", the caller on " +
-                                   text(caller));
-  // Each rank's first CPU at its own index: the sum holds them all. The
-  // allreduce also keeps every rank's runtime up until each has looked at
-  // its background thread (a rank that shut down first would end the
-  // others' threads).
-  Buffer in(HVD_INT32, {size}), out(HVD_INT32, {size});
-  in.set(static_cast<size_t>(rank), caller.empty() ? -1 : caller[0]);
-  hvd_op op =
-      make_op(HVD_COLL_ALLREDUCE, "core_binding.cpus", &in.desc, 1, &out.desc);
-  run_op(op);
-  if (bound) {
-    expect(caller.size() == 1,
-           "rank " + std::to_string(rank) + " is bound to " + text(caller));
-    for (int r = 0; r < size; ++r) {
-      for (int s = r + 1; s < size; ++s) {
-        expect(out.get(r) != out.get(s),
-               "ranks " + std::to_string(r) + " and " + std::to_string(s) +
-                   " are bound to the same CPU " + std::to_string(out.get(r)));
-      }
-    }
-  } else {
-    expect(caller == mine, "unbound, rank " + std::to_string(rank) +
-                               " runs on " + text(caller) + ", not " +
-                               text(mine));
-  }
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  expect(cpus_of(0) == mine, "after hvd_shutdown rank " + std::to_string(rank) +
-                                 " runs on " + text(cpus_of(0)) + ", not " +
-                                 text(mine));
-  std::printf("rank %d: core binding (%s): %s\n", rank, mode,
-              g_failures ? "FAILED" : "passed");
-  std::fflush(stdout);
-  return g_failures ? 1 : 0;
+  JobOptions options;
+  options.after_shutdown = [&mine] {
+    expect(cpus_of(0) == mine, "after hvd_shutdown rank " + std::to_string(R) +
+                                   " runs on " + text(cpus_of(0)) + ", not " +
+                                   text(mine));
+  };
+  return run_once(
+      std::string("core binding (") + mode + ")", argc > 2 ? argv[2] : nullptr,
+      [&] { check_binding(bound, mine); }, options);
 }

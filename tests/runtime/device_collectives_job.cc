@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "fake_device_op.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
 
-int R = 0, N = 1;
 constexpr int64_t kWidth = 3;  // elements a row
 
 // Element c of row j of tensor t on rank r: distinct across all of them.
@@ -193,24 +193,9 @@ void step(Framework& fw, int s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CONFIG.toml\n", argv[0]);
-    return 2;
-  }
-  if (!init_job(argv[1])) return 1;
-  R = hvd_rank();
-  N = hvd_size();
-  {
+  return run_job(argc, argv, "device collectives", [] {
     Framework fw;
     for (int s = 0; s < 3; ++s) step(fw, s);
     core_allocated_allgather(fw);
-    hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-    bar.name = nullptr;
-    run_op(bar);
-  }
-  hvd_shutdown();
-  std::printf("rank %d: device collectives: %s\n", R,
-              g_failures ? "FAILED" : "passed");
-  std::fflush(stdout);
-  return g_failures ? 1 : 0;
+  });
 }

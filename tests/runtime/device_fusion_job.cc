@@ -21,12 +21,11 @@
 #include <vector>
 
 #include "fake_device_op.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 const hvd_dtype kAllDtypes[] = {
     HVD_UINT8,   HVD_INT8,     HVD_UINT16,  HVD_INT16,   HVD_INT32, HVD_INT64,
@@ -210,30 +209,23 @@ hvd_collective failing_collective(const char* name) {
 int main(int argc, char** argv) {
   const bool fail = argc > 1 && std::string(argv[1]) == "--fail";
   if (argc != (fail ? 4 : 2)) {
-    std::fprintf(stderr, "usage: %s [--fail COLLECTIVE] CONFIG.toml\n",
-                 argv[0]);
-    return 2;
+    return usage(argv[0], "[--fail COLLECTIVE] CONFIG.toml");
   }
-  const hvd_collective failing =
-      fail ? failing_collective(argv[2]) : HVD_COLL_ALLREDUCE;
-  if (!init_job(argv[fail ? 3 : 1])) return 1;
-  R = hvd_rank();
-  N = hvd_size();
-  {
-    Framework fw;
-    if (fail) {
-      failure_mid_batch(fw, failing);
-    } else {
+  if (!fail) {
+    return run_once("device fusion", argv[1], [] {
+      Framework fw;
       fused_allreduce(fw);
       fused_reducescatter(fw);
-      hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-      bar.name = nullptr;
-      run_op(bar);
-    }
+    });
   }
-  hvd_shutdown();
-  std::printf("rank %d: device fusion%s: %s\n", R, fail ? " (failure)" : "",
-              g_failures ? "FAILED" : "passed");
-  std::fflush(stdout);
-  return g_failures ? 1 : 0;
+  const hvd_collective failing = failing_collective(argv[2]);
+  JobOptions options;
+  options.barrier = false;  // the failed batch may have failed the runtime
+  return run_once(
+      "device fusion (failure)", argv[3],
+      [failing] {
+        Framework fw;
+        failure_mid_batch(fw, failing);
+      },
+      options);
 }

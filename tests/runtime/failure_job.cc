@@ -19,14 +19,7 @@ int main(int argc, char** argv) {
   // horovodrun sends SIGTERM to the survivors once the victim dies; they
   // have its grace period to report.
   signal(SIGTERM, SIG_IGN);
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  options.config_path = argc > 1 ? argv[1] : nullptr;
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("FAIL: hvd_init: %s\n", hvd_last_error());
-    return 1;
-  }
-  const int rank = hvd_rank();
+  if (!init_job(argc > 1 ? argv[1] : nullptr)) return 1;
   // Warm up, so the victim dies inside the data path, not at start.
   Buffer small(HVD_FLOAT32, {1024});
   run_op(make_op(HVD_COLL_ALLREDUCE, "warm", &small.desc, 1));
@@ -36,7 +29,7 @@ int main(int argc, char** argv) {
   // the background thread, so the others are inside the collective
   // whatever the timing.
   Buffer big(HVD_FLOAT32, {int64_t{16} << 20});  // 64 MiB
-  if (rank == 1 &&
+  if (R == 1 &&
       hvd_test::arm_transport_fault(hvd_plugin::fault::kKill, 1) == 0) {
     std::printf("FAIL: no transport has the fault hook "
                 "(HOROVOD_FAULT_HOOKS off)\n");
@@ -59,7 +52,7 @@ int main(int argc, char** argv) {
   bool ok =
       s == HVD_ERR_PEER_FAILED && message.find("rank 1") != std::string::npos;
   if (!ok) {
-    std::printf("rank %d: FAIL: big: %s: %s\n", rank, hvd_status_string(s),
+    std::printf("rank %d: FAIL: big: %s: %s\n", R, hvd_status_string(s),
                 message.c_str());
   }
   // Later ops are refused, naming the rank.
@@ -75,12 +68,12 @@ int main(int argc, char** argv) {
   if (ls != HVD_ERR_PEER_FAILED ||
       later_message.find("rank 1") == std::string::npos) {
     ok = false;
-    std::printf("rank %d: FAIL: later op: %s: %s\n", rank,
-                hvd_status_string(ls), later_message.c_str());
+    std::printf("rank %d: FAIL: later op: %s: %s\n", R, hvd_status_string(ls),
+                later_message.c_str());
   }
   // Reported before shutting down: horovodrun's grace period is short.
   if (ok) {
-    std::printf("survivor %d saw rank 1 fail after %.2f s: %s\n", rank, waited,
+    std::printf("survivor %d saw rank 1 fail after %.2f s: %s\n", R, waited,
                 message.c_str());
   }
   std::fflush(stdout);

@@ -12,48 +12,50 @@
 #include <string>
 #include <thread>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
+
+namespace {
+
+constexpr int kOps = 20;
+constexpr auto kIdle = std::chrono::seconds(4);
+
+// Ranks 0 and 1 allreduce on {0, 1}, timed, while rank 2 idles.
+void pair_ops_beside_an_idle_rank() {
+  expect(N == 3, "needs 3 ranks");
+  if (R >= 2) {
+    std::this_thread::sleep_for(kIdle);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kOps; ++i) {
+    Buffer b(HVD_FLOAT32, {4});
+    for (size_t k = 0; k < b.elements; ++k) b.set(k, R + 1.0);
+    const std::string name = "pair." + std::to_string(i);
+    hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1);
+    op.process_set = 1;
+    if (run_op(op) == HVD_OK) expect(b.get(3) == 3.0, name + ": sum");
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  std::printf("rank %d: %d ops on {0, 1} in %lld ms\n", R, kOps,
+              static_cast<long long>(ms));
+  expect(took < kIdle / 2, "rank 2 joined late: " + std::to_string(ms) +
+                               " ms for " + std::to_string(kOps) + " ops");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const int32_t pair[] = {0, 1};
   const int32_t* sets[] = {pair};
   int32_t sizes[] = {2};
-  hvd_init_options options{};
-  options.process_sets = sets;
-  options.process_set_sizes = sizes;
-  options.process_set_count = 1;
-  if (!init_job(argc > 1 ? argv[1] : nullptr, options)) return 1;
-  const int rank = hvd_rank();
-  expect(hvd_size() == 3, "needs 3 ranks");
-  constexpr int kOps = 20;
-  constexpr auto kIdle = std::chrono::seconds(4);
-  if (rank < 2) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < kOps; ++i) {
-      Buffer b(HVD_FLOAT32, {4});
-      for (size_t k = 0; k < b.elements; ++k) b.set(k, rank + 1.0);
-      const std::string name = "pair." + std::to_string(i);
-      hvd_op op = make_op(HVD_COLL_ALLREDUCE, name, &b.desc, 1);
-      op.process_set = 1;
-      if (run_op(op) == HVD_OK) expect(b.get(3) == 3.0, name + ": sum");
-    }
-    const auto took = std::chrono::steady_clock::now() - start;
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
-    std::printf("rank %d: %d ops on {0, 1} in %lld ms\n", rank, kOps,
-                static_cast<long long>(ms));
-    expect(took < kIdle / 2, "rank 2 joined late: " + std::to_string(ms) +
-                                 " ms for " + std::to_string(kOps) + " ops");
-  } else {
-    std::this_thread::sleep_for(kIdle);
-  }
-  hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-  bar.name = nullptr;
-  run_op(bar);
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  std::printf("rank %d: idle wake: %s\n", rank,
-              g_failures ? "FAILED" : "passed");
-  return g_failures ? 1 : 0;
+  JobOptions options;
+  options.init.process_sets = sets;
+  options.init.process_set_sizes = sizes;
+  options.init.process_set_count = 1;
+  return run_once("idle wake", argc > 1 ? argv[1] : nullptr,
+                  pair_ops_beside_an_idle_rank, options);
 }

@@ -10,13 +10,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 void expect_mismatch(const hvd_op& op, const std::string& name,
                      const std::string& detail) {
@@ -172,26 +170,22 @@ void process_set_mismatch(const char* config) {
 
 int main(int argc, char** argv) {
   const char* config = argc > 1 ? argv[1] : nullptr;
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  options.config_path = config;
-  if (hvd_init(&options) != HVD_OK) {
-    std::printf("FAIL: hvd_init: %s\n", hvd_last_error());
-    return 1;
-  }
-  R = hvd_rank();
-  N = hvd_size();
-  if (N < 2) {
-    std::printf("rank %d: needs at least 2 ranks\n", R);
-    return 1;
-  }
-  mismatches();
-  duplicate_name();
-  still_works();
-  hvd_shutdown();
-  config_mismatch(config);
-  process_set_mismatch(config);
-  std::printf("rank %d: mismatch job %s\n", R,
-              g_failures ? "FAILED" : "passed");
-  return g_failures ? 1 : 0;
+  JobOptions options;
+  // Each initialises the runtime again, on its own.
+  options.after_shutdown = [config] {
+    config_mismatch(config);
+    process_set_mismatch(config);
+  };
+  return run_once(
+      "mismatch", config,
+      [] {
+        if (N < 2) {
+          expect(false, "needs at least 2 ranks");
+          return;
+        }
+        mismatches();
+        duplicate_name();
+        still_works();
+      },
+      options);
 }

@@ -12,13 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
-
-int R = 0, N = 1;
 
 hvd_op on_set(hvd_op op, int32_t set) {
   op.process_set = set;
@@ -294,64 +292,53 @@ void started_changes() {
   expect_ok(hvd_enqueue_remove_process_set(0, &h), "start removing set 0");
   hvd_status s = hvd_wait(h, 60000);
   std::string message = hvd_handle_message(h);
-  expect(s == HVD_ERR_INVALID_ARGUMENT &&
-             message.rfind("hvd_remove_process_set", 0) == 0 &&
-             message.find("global") != std::string::npos,
-         std::string("removing set 0: ") + hvd_status_string(s) + ": " +
-             message);
+  expect(
+      s == HVD_ERR_INVALID_ARGUMENT &&
+          message.rfind("hvd_remove_process_set", 0) == 0 &&
+          message.find("global") != std::string::npos,
+      std::string("removing set 0: ") + hvd_status_string(s) + ": " + message);
   hvd_release(h);
+}
+
+// The cases of both runs; then, with dynamic sets, sets added and removed
+// (waited for, then started), and without them hvd_add_process_set refused.
+void process_sets(bool dynamic) {
+  if (N != 4) {
+    expect(false, "needs 4 ranks, has " + std::to_string(N));
+    return;
+  }
+  different_sequences_in_disjoint_sets();
+  held_op_does_not_block_other_sets();
+  not_a_member_is_refused();
+  if (dynamic) {
+    dynamic_sets();
+    started_changes();
+  } else {
+    int32_t id = -1, pair[] = {0, 1};
+    expect_failure(hvd_add_process_set(pair, 2, &id), HVD_ERR_UNSUPPORTED,
+                   "hvd_add_process_set with dynamic sets off",
+                   "dynamic_process_sets");
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s DYNAMIC.toml STATIC.toml\n", argv[0]);
-    return 2;
+    return usage(argv[0], "DYNAMIC.toml STATIC.toml");
   }
-  for (int a = 1; a < argc; ++a) {
-    const bool dynamic = a == 1;
-    int32_t low[] = {0, 1}, high[] = {2, 3};
-    const int32_t* sets[] = {low, high};
-    int32_t sizes[] = {2, 2};
-    hvd_init_options options{};
-    options.struct_size = sizeof options;
-    options.config_path = argv[a];
-    options.process_sets = sets;
-    options.process_set_sizes = sizes;
-    options.process_set_count = 2;
-    if (hvd_init(&options) != HVD_OK) {
-      std::printf("rank ?: FAIL: hvd_init(%s): %s\n", argv[a],
-                  hvd_last_error());
-      return 1;
-    }
-    R = hvd_rank();
-    N = hvd_size();
-    if (N != 4) {
-      std::printf("rank %d: FAIL: needs 4 ranks, has %d\n", R, N);
-      return 1;
-    }
-    different_sequences_in_disjoint_sets();
-    held_op_does_not_block_other_sets();
-    not_a_member_is_refused();
-    if (dynamic) {
-      dynamic_sets();
-      started_changes();
-    } else {
-      int32_t id = -1, pair[] = {0, 1};
-      expect_failure(hvd_add_process_set(pair, 2, &id), HVD_ERR_UNSUPPORTED,
-                     "hvd_add_process_set with dynamic sets off",
-                     "dynamic_process_sets");
-    }
-    hvd_op bar = make_op(HVD_COLL_BARRIER, "", nullptr, 0);
-    bar.name = nullptr;
-    run_op(bar);
-    expect_ok(hvd_shutdown(), "hvd_shutdown");
-    std::printf("rank %d: process sets (%s): %s\n", R,
-                dynamic ? "dynamic" : "static",
-                g_failures ? "FAILED" : "passed");
-    std::fflush(stdout);
-    if (g_failures) return 1;
+  int32_t low[] = {0, 1}, high[] = {2, 3};
+  const int32_t* sets[] = {low, high};
+  int32_t sizes[] = {2, 2};
+  JobOptions options;
+  options.init.process_sets = sets;
+  options.init.process_set_sizes = sizes;
+  options.init.process_set_count = 2;
+  if (run_once(
+          "process sets (dynamic)", argv[1], [] { process_sets(true); },
+          options)) {
+    return 1;
   }
-  return 0;
+  return run_once(
+      "process sets (static)", argv[2], [] { process_sets(false); }, options);
 }

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
@@ -49,19 +49,15 @@ void narrow_to_one_cpu() {
   expect(sched_setaffinity(0, sizeof one, &one) == 0, "sched_setaffinity");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const bool caller = argc < 2 || std::strcmp(argv[1], "caller") == 0;
-  narrow_to_one_cpu();
-  if (!init_job(argc > 2 ? argv[2] : nullptr)) return 1;
-  const int rank = hvd_rank();
+// Ops whose done callbacks must run on the waiting thread (`caller`) or
+// on the background thread.
+void count_callbacks(bool caller) {
   constexpr int kOps = 200;
   std::vector<Seen> seen(kOps);
   int here = 0, background = 0;
   for (int i = 0; i < kOps; ++i) {
     Buffer b(HVD_INT32, {5});
-    b.set(2, rank + i);
+    b.set(2, R + i);
     // One name: after the first op, rounds go by cache bits, which a
     // waiting thread runs (a round over the control plane it leaves to the
     // background thread).
@@ -87,10 +83,15 @@ int main(int argc, char** argv) {
   std::printf(
       "rank %d: %d of %d callbacks on the waiting thread, %d on the "
       "background thread\n",
-      rank, here, kOps, background);
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  std::printf("rank %d: progress (%s): %s\n", rank, argv[1] ? argv[1] : "",
-              g_failures ? "FAILED" : "passed");
-  std::fflush(stdout);
-  return g_failures ? 1 : 0;
+      R, here, kOps, background);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "caller";
+  narrow_to_one_cpu();
+  return run_once(
+      std::string("progress (") + mode + ")", argc > 2 ? argv[2] : nullptr,
+      [mode] { count_callbacks(std::strcmp(mode, "caller") == 0); });
 }

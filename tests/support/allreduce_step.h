@@ -12,21 +12,6 @@
 
 namespace mp {
 
-// Whether element i of `b` is want(i) for every i; the first that is not is
-// reported under `what`.
-inline bool expect_values(const Buffer& b, const std::string& what,
-                          const std::function<double(size_t)>& want) {
-  for (size_t i = 0; i < b.elements; ++i) {
-    if (b.get(i) != want(i)) {
-      expect(false, what + ": element " + std::to_string(i) + " is " +
-                        std::to_string(b.get(i)) + ", expected " +
-                        std::to_string(want(i)));
-      return false;
-    }
-  }
-  return true;
-}
-
 struct StepOrder {
   bool reversed = false;  // enqueued last tensor first
   useconds_t gap_us = 0;  // between one enqueue and the next

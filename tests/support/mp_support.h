@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -209,6 +211,24 @@ struct Buffer {
   hvd_tensor desc{};
 };
 
+// Whether element i of `b` is want(i) for every i (or `same` as it, where
+// given); the first that is not is reported under `what`.
+inline bool expect_values(
+    const Buffer& b, const std::string& what,
+    const std::function<double(size_t)>& want,
+    const std::function<bool(double got, double want)>& same = nullptr) {
+  for (size_t i = 0; i < b.elements; ++i) {
+    const double got = b.get(i), wanted = want(i);
+    if (same ? !same(got, wanted) : got != wanted) {
+      expect(false, what + ": element " + std::to_string(i) + " is " +
+                        std::to_string(got) + ", expected " +
+                        std::to_string(wanted));
+      return false;
+    }
+  }
+  return true;
+}
+
 // `name` must outlive the op (a literal, or a string kept by the caller).
 inline hvd_op make_op(hvd_collective c, const char* name,
                       const hvd_tensor* inputs, int32_t count,
@@ -231,31 +251,46 @@ inline hvd_op make_op(hvd_collective c, const std::string& name,
 hvd_op make_op(hvd_collective, std::string&&, const hvd_tensor*, int32_t,
                const hvd_tensor* = nullptr) = delete;
 
+// An op of no tensors and no name: a barrier, a join.
+inline hvd_op bare_op(hvd_collective c) {
+  return make_op(c, static_cast<const char*>(nullptr), nullptr, 0);
+}
+
+// This rank and the world's size, as of the last init_job.
+inline int R = 0, N = 1;
+
 // hvd_init with `options` and the configuration file `config` (null: the
-// defaults); false after printing why it failed.
+// defaults), then R and N; false after printing why it failed.
 inline bool init_job(const char* config,
                      hvd_init_options options = hvd_init_options{}) {
   options.struct_size = sizeof options;
   options.config_path = config;
-  if (hvd_init(&options) == HVD_OK) return true;
+  if (hvd_init(&options) == HVD_OK) {
+    R = hvd_rank();
+    N = hvd_size();
+    return true;
+  }
   std::printf("rank ?: FAIL: hvd_init(%s): %s\n", config ? config : "defaults",
               hvd_last_error());
   return false;
 }
 
-// Enqueues and waits; returns the status (and checks it when `must_succeed`).
+// Enqueues and waits, reporting a failure under the op's name (a nameless
+// op's: its collective's); returns the status. With `out`, the handle goes
+// there once enqueued, for the caller to release.
 inline hvd_status run_op(const hvd_op& op, hvd_handle** out = nullptr) {
+  const std::string what =
+      op.name ? op.name : hvd_plugin::collective_name(op.collective);
   hvd_handle* h = nullptr;
   hvd_status s = hvd_enqueue(&op, &h);
   if (s != HVD_OK) {
-    expect(false, std::string("enqueue ") + (op.name ? op.name : "") + ": " +
-                      hvd_last_error());
+    expect(false, "enqueue " + what + ": " + hvd_last_error());
     return s;
   }
   s = hvd_wait(h, 120000);
   if (s != HVD_OK) {
-    expect(false, std::string(op.name ? op.name : "op") + ": " +
-                      hvd_status_string(s) + ": " + hvd_handle_message(h));
+    expect(false,
+           what + ": " + hvd_status_string(s) + ": " + hvd_handle_message(h));
   }
   if (out) {
     *out = h;
@@ -263,6 +298,23 @@ inline hvd_status run_op(const hvd_op& op, hvd_handle** out = nullptr) {
     hvd_release(h);
   }
   return s;
+}
+
+// Joins, and waits until every rank has: the last rank to join (the join's
+// output), or nothing after reporting why not.
+inline std::optional<int32_t> join_and_wait() {
+  hvd_handle* h = nullptr;
+  std::optional<int32_t> last;
+  if (run_op(bare_op(HVD_COLL_JOIN), &h) == HVD_OK) {
+    hvd_tensor out{};
+    if (hvd_handle_output(h, 0, &out) == HVD_OK) {
+      last = *static_cast<const int32_t*>(out.data);
+    } else {
+      expect(false, std::string("join: no output: ") + hvd_last_error());
+    }
+  }
+  if (h) hvd_release(h);
+  return last;
 }
 
 }  // namespace mp

@@ -11,19 +11,14 @@
 #include <cstdio>
 #include <string>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
 namespace {
 
-int R = 0;
-
 void init(const char* config) {
-  hvd_init_options options{};
-  options.struct_size = sizeof options;
-  options.config_path = config;
-  expect_ok(hvd_init(&options), std::string("hvd_init ") + config);
+  if (!init_job(config)) ++g_failures;
 }
 
 void allreduce(const char* name, bool late) {
@@ -74,10 +69,8 @@ void shutdown(const char* config) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: stall_job <warn.toml> <shutdown.toml>\n");
-    return 2;
+    return usage(argv[0], "<warn.toml> <shutdown.toml>");
   }
-  R = std::atoi(getenv("HOROVOD_RANK") ? getenv("HOROVOD_RANK") : "0");
   warnings(argv[1]);
   shutdown(argv[2]);
   std::printf("rank %d: %s\n", R, g_failures ? "FAILED" : "done");

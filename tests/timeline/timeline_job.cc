@@ -7,11 +7,10 @@
 //
 //   timeline_job <dynamic trace path>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "mp_support.h"
+#include "run_job.h"
 
 using namespace mp;
 
@@ -51,26 +50,25 @@ void step(const std::string& prefix) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: timeline_job <dynamic trace path>\n");
-    return 2;
-  }
-  expect_ok(hvd_init(nullptr), "hvd_init");
-  if (g_failures) return 1;
-  for (int s = 0; s < 3; ++s) step("static.");
-  expect_ok(hvd_stop_timeline(), "hvd_stop_timeline");
-  step("gap.");
-  expect(hvd_start_timeline("", 0) == HVD_ERR_INVALID_ARGUMENT,
-         "an empty path is refused");
-  expect_ok(hvd_start_timeline(argv[1], 0), "hvd_start_timeline");
-  step("dynamic.");
-  expect_ok(hvd_stop_timeline(), "hvd_stop_timeline (dynamic)");
-  step("after.");
-  expect_ok(hvd_shutdown(), "hvd_shutdown");
-  expect(hvd_start_timeline(argv[1], 0) == HVD_ERR_SHUT_DOWN,
-         "start after shutdown is refused");
-  const char* rank = getenv("HOROVOD_RANK");
-  std::printf("rank %s: %s\n", rank ? rank : "0",
-              g_failures ? "FAILED" : "done");
-  return g_failures ? 1 : 0;
+  if (argc != 2) return usage(argv[0], "<dynamic trace path>");
+  const char* dynamic_trace = argv[1];
+  JobOptions options;
+  options.after_shutdown = [dynamic_trace] {
+    expect(hvd_start_timeline(dynamic_trace, 0) == HVD_ERR_SHUT_DOWN,
+           "start after shutdown is refused");
+  };
+  return run_once(
+      "timeline", nullptr,
+      [dynamic_trace] {
+        for (int s = 0; s < 3; ++s) step("static.");
+        expect_ok(hvd_stop_timeline(), "hvd_stop_timeline");
+        step("gap.");
+        expect(hvd_start_timeline("", 0) == HVD_ERR_INVALID_ARGUMENT,
+               "an empty path is refused");
+        expect_ok(hvd_start_timeline(dynamic_trace, 0), "hvd_start_timeline");
+        step("dynamic.");
+        expect_ok(hvd_stop_timeline(), "hvd_stop_timeline (dynamic)");
+        step("after.");
+      },
+      options);
 }

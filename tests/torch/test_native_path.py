@@ -28,7 +28,7 @@ def test_async_ops_hold_a_native_handle():
     x = torch.full((3,), float(RANK + 1))
     handle = hvd.allreduce_async(x, name="native.handle", op=hvd.Sum)
     assert isinstance(handle, int)  # Horovod's handles are ints
-    assert isinstance(hvd.mpi_ops._handle_map[handle].core, native.Handle)
+    assert isinstance(hvd.mpi_ops._handles.core_of(handle), native.Handle)
     while not hvd.poll(handle):
         pass
     assert torch.equal(hvd.synchronize(handle),
@@ -130,7 +130,7 @@ def test_ranks_that_disagree_fail_at_wait():
 def test_a_released_handle_says_so():
     x = torch.ones(1)
     handle = hvd.allreduce_async_(x, name="native.released", op=hvd.Sum)
-    core = hvd.mpi_ops._handle_map[handle].core
+    core = hvd.mpi_ops._handles.core_of(handle)
     hvd.synchronize(handle)  # releases it
     with pytest.raises(ValueError, match="released"):
         core.wait()
@@ -254,7 +254,7 @@ def test_optimizer_starts_gradients_backward_did_not_in_one_call(
         calls.append(len(args[1]))
         return enqueue_each(*args)
 
-    monkeypatch.setattr(hvd.mpi_ops._native, "enqueue_each", spy)
+    monkeypatch.setattr(native, "enqueue_each", spy)
     params = [torch.nn.Parameter(torch.zeros(k + 2)) for k in range(4)]
     opt = hvd.DistributedOptimizer(
         torch.optim.SGD(params, lr=1.0),
@@ -266,3 +266,82 @@ def test_optimizer_starts_gradients_backward_did_not_in_one_call(
     for k, p in enumerate(params):
         want = sum(r + k for r in range(SIZE)) / SIZE
         assert torch.allclose(p.grad, torch.full((k + 2,), want))
+
+
+def test_run_makes_outputs_like_its_inputs():
+    made = []
+
+    def empty_like(t):
+        made.append(torch.empty_like(t))
+        return made[-1]
+
+    total = SIZE * (SIZE + 1) // 2
+    name = "native.run.like"
+    for shape, dtype in [((3,), torch.float32), ((2, 2), torch.float64),
+                         ((3,), torch.float32)]:
+        x = torch.full(shape, float(RANK + 1), dtype=dtype)
+        out = native.run(_capi.COLL_ALLREDUCE, name, True, 0, _capi.OP_SUM,
+                         1.0, 1.0, 0, [x], empty_like, None)
+        assert isinstance(out, tuple) and len(out) == 1
+        assert out[0] is made[-1]
+        assert out[0].dtype == dtype and out[0].shape == shape
+        assert torch.equal(out[0], torch.full(shape, total, dtype=dtype))
+        assert torch.equal(x, torch.full(shape, float(RANK + 1), dtype=dtype))
+    # The same name with outputs the caller gives, then made again.
+    given = torch.empty(3)
+    assert native.run(_capi.COLL_ALLREDUCE, name, True, 0, _capi.OP_SUM, 1.0,
+                      1.0, 0, [x], [given], None) is None
+    assert torch.equal(given, torch.full((3,), float(total)))
+    out, = native.run(_capi.COLL_ALLREDUCE, name, True, 0, _capi.OP_MAX, 1.0,
+                      1.0, 0, [x], torch.empty_like, None)
+    assert torch.equal(out, torch.full((3,), float(SIZE)))
+
+
+def test_only_run_makes_outputs():
+    x = torch.ones(2)
+    with pytest.raises(TypeError, match=r"run\(\) alone"):
+        native.enqueue(_capi.COLL_ALLREDUCE, "native.make", True, 0,
+                       _capi.OP_SUM, 1.0, 1.0, 0, [x], torch.empty_like, None)
+    with pytest.raises(TypeError, match=r"run\(\) alone"):
+        each(["native.make"], [x], torch.empty_like)
+
+
+def _spied(monkeypatch):
+    calls = []
+    for fn in ("run", "enqueue", "enqueue_each"):
+        real = getattr(native, fn)
+
+        def spy(*args, _fn=fn, _real=real):
+            calls.append(_fn)
+            return _real(*args)
+
+        monkeypatch.setattr(native, fn, spy)
+    return calls
+
+
+@pytest.mark.parametrize("call,want", [
+    (lambda x: hvd.allreduce(x, op=hvd.Sum), "run"),
+    (lambda x: hvd.allreduce(x.t(), op=hvd.Sum).t(), "run"),
+    (lambda x: hvd.allreduce(x, average=False), "run"),
+    (lambda x: hvd.allreduce(x, op=hvd.Sum,
+                             compression=hvd.Compression.fp16), "run"),
+    (lambda x: hvd.allreduce(x.clone().requires_grad_(), op=hvd.Sum), "run"),
+    (lambda x: hvd.allreduce_(x.clone(), op=hvd.Sum), "run"),
+    (lambda x: hvd.allreduce_(x.clone().t(), op=hvd.Sum).t(), "run"),
+    (lambda x: hvd.synchronize(hvd.allreduce_async(x, op=hvd.Sum)),
+     "enqueue"),
+    (lambda x: hvd.synchronize(hvd.allreduce_async_(x.clone().t(),
+                                                    op=hvd.Sum)).t(),
+     "enqueue"),
+    (lambda x: hvd.grouped_allreduce([x, x.t()], op=hvd.Sum)[0], "enqueue"),
+    (lambda x: hvd.grouped_allreduce_([x.clone()], op=hvd.Sum)[0],
+     "enqueue"),
+])
+def test_every_allreduce_takes_the_one_native_route(monkeypatch, call, want):
+    calls = _spied(monkeypatch)
+    x = torch.arange(6, dtype=torch.float64).reshape(2, 3) * (RANK + 1)
+    out = call(x)
+    assert calls == [want]
+    want = torch.arange(6, dtype=torch.float64).reshape(2, 3)
+    assert torch.allclose(out.detach().double(),
+                          want * (SIZE * (SIZE + 1) // 2))

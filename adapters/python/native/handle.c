@@ -22,8 +22,14 @@ static void release(Handle* self) {
 #define WAIT_SLICE_MS 100
 
 int native_wait(hvd_handle* handle, const char* what) {
-  hvd_status status;
-  for (;;) {
+  hvd_status status = HVD_ERR_TIMEOUT;
+  int32_t finished = 0;
+  /* An op already done (most of a step's, by the time they are waited
+   * for) gives its own status without releasing the GIL. */
+  if (hvd_poll(handle, &finished) == HVD_OK && finished) {
+    status = hvd_wait(handle, 0);
+  }
+  while (!finished) {
     int32_t done = 0;
     Py_BEGIN_ALLOW_THREADS
     status = hvd_wait(handle, WAIT_SLICE_MS);

@@ -161,30 +161,71 @@ static int start(const op_request* r, int cache, hvd_handle** handle) {
                     &(r).postscale, &(r).root, &(r).inputs, &(r).outputs,    \
                     &(r).splits, &(r).stream, &(r).given))
 
+/* Outputs are tensors or None; run() alone also takes a function that
+ * makes them. */
+static int refuse_made_outputs(PyObject* outputs, const char* fn) {
+  if (outputs == Py_None || !PyCallable_Check(outputs)) return 0;
+  PyErr_Format(PyExc_TypeError,
+               "%s: outputs are a tuple or a list of tensors, or None "
+               "(run() alone makes them)", fn);
+  return -1;
+}
+
 static PyObject* enqueue(PyObject* module, PyObject* args) {
   (void)module;
-  op_request r;
+  op_request r = {0};
   int cache = 0;
   hvd_handle* handle = NULL;
   if (!PARSE_REQUEST(args, "enqueue", r, &cache) ||
+      refuse_made_outputs(r.outputs, "enqueue") < 0 ||
       start(&r, cache, &handle) < 0) {
     return NULL;
   }
   return native_handle_new(handle_type, handle);
 }
 
+/* A tuple of make(input) for each input; NULL with an exception set. */
+static PyObject* make_outputs(PyObject* make, PyObject* inputs) {
+  if (!PyTuple_Check(inputs) && !PyList_Check(inputs)) {
+    PyErr_SetString(PyExc_TypeError, "inputs must be a tuple or a list");
+    return NULL;
+  }
+  Py_ssize_t n = PySequence_Size(inputs);
+  PyObject* outputs = n < 0 ? NULL : PyTuple_New(n);
+  for (Py_ssize_t i = 0; outputs && i < n; ++i) {
+    PyObject* input = PySequence_GetItem(inputs, i);
+    PyObject* out =
+        input ? PyObject_CallFunctionObjArgs(make, input, NULL) : NULL;
+    Py_XDECREF(input);
+    if (!out || PyTuple_SetItem(outputs, i, out) < 0) Py_CLEAR(outputs);
+  }
+  return outputs;
+}
+
 static PyObject* run(PyObject* module, PyObject* args) {
   (void)module;
-  op_request r;
+  op_request r = {0};
   int cache = 0;
   hvd_handle* handle = NULL;
-  if (!PARSE_REQUEST(args, "run", r, &cache) ||
-      start(&r, cache, &handle) < 0) {
+  if (!PARSE_REQUEST(args, "run", r, &cache)) return NULL;
+  PyObject* made = NULL;
+  if (r.outputs != Py_None && PyCallable_Check(r.outputs)) {
+    made = make_outputs(r.outputs, r.inputs);
+    if (!made) return NULL;
+    r.outputs = made;
+    r.outputs_like = 1;
+  }
+  if (start(&r, cache, &handle) < 0) {
+    Py_XDECREF(made);
     return NULL;
   }
   int waited = native_wait(handle, NULL);
   hvd_release(handle);
-  if (waited < 0) return NULL;
+  if (waited < 0) {
+    Py_XDECREF(made);
+    return NULL;
+  }
+  if (made) return made;
   Py_RETURN_NONE;
 }
 
@@ -284,7 +325,7 @@ static int start_each(op_request* each, int cache, PyObject* names,
 
 static PyObject* enqueue_each(PyObject* module, PyObject* args) {
   (void)module;
-  op_request r;
+  op_request r = {0};
   int cache = 0;
   PyObject* names = NULL;
   if (!PyArg_ParseTuple(args, "iOpiiddiOO:enqueue_each", &r.collective,
@@ -296,6 +337,7 @@ static PyObject* enqueue_each(PyObject* module, PyObject* args) {
   r.splits = Py_None;
   r.stream = 0;
   r.given = Py_None;
+  if (refuse_made_outputs(r.outputs, "enqueue_each") < 0) return NULL;
   Py_ssize_t n = each_length(names, r.inputs, r.outputs);
   PyObject* handles = n < 0 ? NULL : PyList_New(n);
   if (!handles) return NULL;
@@ -321,7 +363,11 @@ static PyMethodDef module_methods[] = {
      "postscale, root, inputs, outputs, splits, stream=0, given=None)"
      "\n--\n\n"
      "enqueue() and waiting for the op (GIL released), in one call and "
-     "without a Handle: for ops whose outputs the caller provided."},
+     "without a Handle: for ops whose outputs the caller provides, or "
+     "makes here: with outputs a function (e.g. torch.empty_like), "
+     "outputs[i] is outputs(inputs[i]), which must have the input's dtype, "
+     "shape and device (only its data pointer is read), and run() returns "
+     "the tuple of outputs; else None."},
     {"enqueue_each", enqueue_each, METH_VARARGS,
      "enqueue_each(collective, names, cache, process_set, reduce_op, "
      "prescale, postscale, root, inputs, outputs)\n--\n\n"

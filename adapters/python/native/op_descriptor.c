@@ -10,6 +10,7 @@ struct op_descriptor {
   PyObject* name_bytes; /* owns op.name */
   int32_t tensor_count; /* inputs; as many outputs when has_outputs */
   int has_outputs;
+  int outputs_like;     /* outputs share their inputs' description */
   hvd_tensor* tensors;  /* inputs, then outputs */
   int64_t* dims;        /* every tensor's shape, in order */
   int32_t* splits;
@@ -72,15 +73,27 @@ static int read_splits(op_descriptor* d, PyObject* splits) {
   return 0;
 }
 
+/* The tensors read in full: outputs made like their inputs are not. */
+static Py_ssize_t described(const op_request* r, Py_ssize_t inputs,
+                            Py_ssize_t total) {
+  return r->outputs_like ? inputs : total;
+}
+
 static int count_dims(const op_request* r, Py_ssize_t inputs, Py_ssize_t total,
                       Py_ssize_t* dims) {
   *dims = 0;
-  for (Py_ssize_t i = 0; i < total; ++i) {
+  for (Py_ssize_t i = 0; i < described(r, inputs, total); ++i) {
     Py_ssize_t ndim = 0;
     if (tensor_desc_ndim(request_tensor(r, inputs, i), &ndim) < 0) return -1;
     *dims += ndim;
   }
   return 0;
+}
+
+/* Output `out` made like input `in`: its description, with its own data. */
+static int fill_like(hvd_tensor* out, const hvd_tensor* in, PyObject* tensor) {
+  *out = *in;
+  return tensor_desc_data(tensor, &out->data);
 }
 
 static int read_tensors(op_descriptor* d, const op_request* r) {
@@ -90,6 +103,7 @@ static int read_tensors(op_descriptor* d, const op_request* r) {
   if (total < 0 || count_dims(r, inputs, total, &dims) < 0) return -1;
   d->tensor_count = (int32_t)inputs;
   d->has_outputs = r->outputs != Py_None;
+  d->outputs_like = r->outputs_like;
   d->tensors = (hvd_tensor*)calloc((size_t)(total ? total : 1),
                                    sizeof(hvd_tensor));
   d->dims = (int64_t*)malloc(sizeof(int64_t) * (size_t)(dims ? dims : 1));
@@ -99,10 +113,11 @@ static int read_tensors(op_descriptor* d, const op_request* r) {
   }
   int64_t* next_dim = d->dims;
   for (Py_ssize_t i = 0; i < total; ++i) {
-    if (tensor_desc_fill(&d->tensors[i], &next_dim,
-                         request_tensor(r, inputs, i)) < 0) {
-      return -1;
-    }
+    PyObject* tensor = request_tensor(r, inputs, i);
+    int rc = i < described(r, inputs, total)
+                 ? tensor_desc_fill(&d->tensors[i], &next_dim, tensor)
+                 : fill_like(&d->tensors[i], &d->tensors[i - inputs], tensor);
+    if (rc < 0) return -1;
   }
   d->op.tensor_count = d->tensor_count;
   d->op.inputs = inputs ? d->tensors : NULL;
@@ -181,19 +196,27 @@ int op_descriptor_refresh(op_descriptor* d, const op_request* r) {
   if (o->collective != r->collective || o->process_set != r->process_set ||
       o->op != r->reduce_op || o->prescale != r->prescale ||
       o->postscale != r->postscale || o->root != r->root ||
-      d->has_outputs != (r->outputs != Py_None)) {
+      d->has_outputs != (r->outputs != Py_None) ||
+      d->outputs_like != r->outputs_like) {
     return 0;
   }
   Py_ssize_t inputs = 0;
   Py_ssize_t total = tensor_total(r, &inputs);
   if (total < 0) return -1;
   if (inputs != d->tensor_count) return 0;
-  for (Py_ssize_t i = 0; i < total; ++i) {
+  Py_ssize_t full = described(r, inputs, total);
+  for (Py_ssize_t i = 0; i < full; ++i) {
     tensor_desc desc;
     if (tensor_desc_read(request_tensor(r, inputs, i), &desc) < 0) return -1;
     int same = refresh_tensor(&d->tensors[i], &desc);
     tensor_desc_clear(&desc);
     if (same <= 0) return same;
+  }
+  for (Py_ssize_t i = full; i < total; ++i) {
+    if (tensor_desc_data(request_tensor(r, inputs, i), &d->tensors[i].data) <
+        0) {
+      return -1;
+    }
   }
   return same_splits(d, r->splits);
 }

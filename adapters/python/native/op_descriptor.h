@@ -18,6 +18,9 @@ typedef struct op_request {
   /* Tensors: description tuples or tensor objects (tensor_desc.h). */
   PyObject* inputs;  /* tuple or list */
   PyObject* outputs; /* tuple, list or None */
+  /* The outputs were made like the inputs (same dtype, shape and device,
+   * e.g. by torch.empty_like): only their data pointers are read. */
+  int outputs_like;
   PyObject* splits;  /* sequence of int or None */
   /* Not part of the descriptor: per call. The hvd_stream the op runs on
    * (0: none), and outputs allocated by the binding for an allgather or

@@ -137,6 +137,23 @@ int tensor_desc_read(PyObject* tensor, tensor_desc* d) {
 
 void tensor_desc_clear(tensor_desc* d) { Py_CLEAR(d->shape); }
 
+int tensor_desc_data(PyObject* tensor, void** data) {
+  if (PyTuple_Check(tensor)) {
+    if (PyTuple_Size(tensor) < 1) {
+      PyErr_SetString(PyExc_TypeError, "a tensor's description is empty");
+      return -1;
+    }
+    PyObject* ptr = PyTuple_GetItem(tensor, 0);
+    *data = ptr == Py_None ? NULL : PyLong_AsVoidPtr(ptr);
+    return PyErr_Occurred() ? -1 : 0;
+  }
+  PyObject* ptr = PyObject_CallMethodObjArgs(tensor, s_data_ptr, NULL);
+  if (!ptr) return -1;
+  *data = PyLong_AsVoidPtr(ptr);
+  Py_DECREF(ptr);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
 int tensor_desc_dim(const tensor_desc* d, Py_ssize_t i, int64_t* dim) {
   *dim = PyLong_AsLongLong(PyTuple_GetItem(d->shape, i));
   return *dim == -1 && PyErr_Occurred() ? -1 : 0;

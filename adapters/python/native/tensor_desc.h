@@ -22,6 +22,9 @@ typedef struct tensor_desc {
 /* 0, or -1 with an exception set; tensor_desc_clear() after a 0. */
 int tensor_desc_read(PyObject* tensor, tensor_desc* d);
 void tensor_desc_clear(tensor_desc* d);
+/* Only the data pointer of `tensor` (a description or a tensor object),
+ * for an output made like its input; -1 with an exception set. */
+int tensor_desc_data(PyObject* tensor, void** data);
 /* shape[i] of a read description into *dim; -1 with an exception set. */
 int tensor_desc_dim(const tensor_desc* d, Py_ssize_t i, int64_t* dim);
 

@@ -17,9 +17,8 @@ where its outputs are allocated.
 The fake device (HOROVOD_TORCH_FAKE_DEVICE=1, or use_fake_device(True)):
 host tensors take the DEVICE route on the core's fake device (host memory
 with stream and event semantics), so the decisions, output allocation and
-shapes above run, through the core's device path, without a GPU. The one
-exception: the direct allreduce of a lone contiguous host tensor on the
-global set (mpi_ops._direct_op), which never asks for a route.
+shapes above run, through the core's device path, without a GPU (mpi_ops
+reads _fake to know when a host tensor may skip route()).
 """
 
 import collections

@@ -7,7 +7,6 @@ torch, so one build serves every torch 2.x release.
 """
 
 import functools
-import itertools
 
 import torch
 
@@ -26,95 +25,34 @@ from horovod.common.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, remove_process_set)
 from horovod.common.util import get_average_backwards_compatibility_fun
 from horovod.torch import _device_path
+from horovod.torch import _handles
 from horovod.torch import _tensors
+from horovod.torch._allreduce import (  # noqa: F401  (the public API)
+    HorovodAllreduce, HorovodGroupedAllreduce, _allreduce_each_async_,
+    allreduce, allreduce_, allreduce_async, allreduce_async_,
+    grouped_allreduce, grouped_allreduce_, grouped_allreduce_async,
+    grouped_allreduce_async_)
+from horovod.torch._staging import back_to as _back_to
+from horovod.torch._staging import check_all as _check_all
+from horovod.torch._staging import host as _host
+from horovod.torch._staging import writer as _writer
 from horovod.torch.compression import Compression
 
 handle_average_backwards_compatibility = \
     get_average_backwards_compatibility_fun(_basics)
 
-# Horovod's handles are ints: handle -> _Pending. next() on the counter is
-# atomic under the GIL.
-_handle_map = {}
-_handle_counter = itertools.count(1)
-
-
-class _Pending:
-    """An op in flight: the core's handle, what must stay alive until it
-    ends, and how its result is made once it succeeded (finish None: the
-    result is `keep`, an in-place tensor)."""
-
-    __slots__ = ("core", "keep", "finish")
-
-    def __init__(self, core, keep, finish):
-        self.core = core
-        self.keep = keep
-        self.finish = finish
-
+_register = _handles.register
+_released = _handles.released
+poll = _handles.poll
+synchronize = _handles.synchronize
 
 _op_name = _collective.op_name
 _set_id = _collective.set_id
 
 
-def _host(tensor):
-    """The contiguous tensor the core reads: `tensor` itself when it is
-    one. CUDA tensors go to the core as they are when it accepts them
-    (ordered by the op's stream, _device_path), else they are staged
-    through host memory here."""
-    _tensors.check_dtype(tensor)
-    t = tensor.detach() if tensor.requires_grad else tensor
-    if _device_path.route(t) == _device_path.STAGE:
-        t = t.to("cpu")
-    if not t.is_contiguous():
-        t = t.contiguous()
-    return t
-
-
 # Starts one op on the core; returns its _native.Handle. Tensors go as
 # they are: the extension reads them (_tensors registered the dtypes).
 _enqueue = functools.partial(_collective.enqueue, None)
-
-
-# ---- the hot path: allreduce of a host tensor, in one native call ---------
-
-_native = _capi.native
-_ALLREDUCE = _capi.COLL_ALLREDUCE
-_HOST_OPS = {op: code for op, code in _basics._CORE_OP.items()
-             if op != Adasum}
-_NAME_CACHE_LIMIT = 65536
-_allreduce_names = {}
-
-
-def _allreduce_name(name):
-    """The op name of an allreduce, built once per name given."""
-    if not name:
-        return _op_name("allreduce", None, global_process_set)
-    full = _allreduce_names.get(name)
-    if full is None:
-        if len(_allreduce_names) >= _NAME_CACHE_LIMIT:
-            _allreduce_names.clear()
-        full = _allreduce_names[name] = _op_name("allreduce", name,
-                                                 global_process_set)
-    return full
-
-
-def _direct_op(tensor, op, process_set):
-    """The core's op code when an allreduce of `tensor` goes to the core
-    without staging or checks in Python: a contiguous host tensor on the
-    global set, any op but Adasum; else None."""
-    if (process_set is global_process_set and
-            process_set.process_set_id == 0 and
-            isinstance(tensor, torch.Tensor) and tensor.is_cpu and
-            tensor.is_contiguous()):
-        try:
-            return _HOST_OPS.get(op)
-        except TypeError:  # unhashable: core_op() says what is wrong
-            return None
-    return None
-
-
-def _reduce_op(op, average):
-    return op if average is None and op is not None else \
-        handle_average_backwards_compatibility(op, average)
 
 
 def _start(collective, kind, name, inputs, finish, keep,
@@ -124,320 +62,6 @@ def _start(collective, kind, name, inputs, finish, keep,
                     process_set=process_set, cache=bool(name),
                     stream=_device_path.stream_for(inputs), **kwargs)
     return _register(core, keep, finish)
-
-
-def _register(core, keep, finish):
-    """A Horovod handle for the op behind `core`."""
-    handle = next(_handle_counter)
-    _handle_map[handle] = _Pending(core, keep, finish)
-    return handle
-
-
-def poll(handle):
-    """Whether the op behind `handle` has finished; synchronize() then
-    returns at once."""
-    pending = _handle_map.get(handle)
-    if pending is None:
-        raise ValueError(f"{handle} is not a handle of an op in flight")
-    return pending.core.poll()
-
-
-def synchronize(handle):
-    """Waits for the op behind `handle` and returns its result (the output
-    tensor; for alltoall the output and the received splits)."""
-    pending = _handle_map.pop(handle, None)
-    if pending is None:
-        return handle() if callable(handle) else None  # sparse: a function
-    pending.core.wait()
-    if pending.finish is None:  # an in-place result
-        pending.core.release()
-        return pending.keep
-    return pending.finish(pending.core)
-
-
-def _released(result_fn):
-    """finish() for ops whose outputs the caller provided."""
-
-    def finish(core):
-        core.release()
-        return result_fn()
-
-    return finish
-
-
-def _back_to(like, tensor):
-    """`tensor` on the device of `like`."""
-    return tensor if like.is_cpu else tensor.to(like.device)
-
-
-def _writer(targets, hosts):
-    """Copies staged results back into the caller's tensors (in-place ops
-    on GPU or non-contiguous tensors)."""
-
-    def write():
-        for target, host in zip(targets, hosts):
-            if host is not target and (
-                    host.data_ptr() != target.data_ptr() or
-                    host.device != target.device):
-                target.data.copy_(host)
-        return tuple(targets)
-
-    return write
-
-
-# ---- allreduce ------------------------------------------------------------
-
-def _is_power_of_2(n):
-    return n > 0 and n & (n - 1) == 0
-
-
-def _check_allreduce(op, process_set, tensors):
-    """Raises, at the call, the NotImplementedError Horovod raises for an
-    Adasum it does not run."""
-    if op != Adasum:
-        return
-    if process_set.process_set_id != 0:
-        raise NotImplementedError(
-            "Adasum does not support non-global process sets yet.")
-    if tensors and tensors[0].device.type != "cpu" and nccl_built():
-        if not is_homogeneous():
-            raise NotImplementedError("Running GPU Adasum on heterogeneous "
-                                      "cluster is not supported yet.")
-        if not _is_power_of_2(size() // local_size()):
-            raise NotImplementedError("Running GPU Adasum with non-power of "
-                                      "2 nodes is not supported yet.")
-    elif not _is_power_of_2(size()):
-        raise NotImplementedError("Running Adasum with non-power of 2 ranks "
-                                  "is not supported yet.")
-
-
-def _grouped_allreduce_enqueue(tensors, name, op, prescale_factor,
-                               postscale_factor, process_set, in_place):
-    """Starts one allreduce of `tensors`; returns the core's handle, what
-    must stay alive until it ends, and a function that gives the results
-    once it succeeded."""
-    _check_all(tensors)
-    _check_allreduce(op, process_set, tensors)
-    _set_id(process_set)  # a rank outside the set fails before naming
-    hosts = [_host(t) for t in tensors]
-    if in_place:
-        results = hosts
-        values = _writer(list(tensors), hosts)
-    else:
-        results = [torch.empty_like(h) for h in hosts]
-
-        def values():
-            return tuple(_back_to(t, r) for t, r in zip(tensors, results))
-    kind = "allreduce" if len(tensors) == 1 else "grouped_allreduce"
-    core = _enqueue(_capi.COLL_ALLREDUCE, _op_name(kind, name, process_set),
-                    hosts, None if in_place else results,
-                    process_set=process_set, op=op, prescale=prescale_factor,
-                    postscale=postscale_factor, cache=bool(name),
-                    stream=_device_path.stream_for(hosts))
-    return core, (hosts, results), values
-
-
-def _grouped_allreduce_start(tensors, name, op, prescale_factor,
-                             postscale_factor, process_set, in_place):
-    core, keep, values = _grouped_allreduce_enqueue(
-        tensors, name, op, prescale_factor, postscale_factor, process_set,
-        in_place)
-    return _register(core, keep, _released(values))
-
-
-def _allreduce_now(tensor, average, name, op, prescale_factor,
-                   postscale_factor, process_set, in_place):
-    """allreduce(_) of one tensor, waited for here: a synchronous call
-    needs no Horovod handle, so it skips their bookkeeping."""
-    op = _reduce_op(op, average)
-    code = _direct_op(tensor, op, process_set)
-    if code is not None:
-        out = tensor if in_place else torch.empty_like(tensor)
-        _native.run(_ALLREDUCE, _allreduce_name(name), bool(name), 0, code,
-                    prescale_factor, postscale_factor, 0, (tensor,),
-                    None if in_place else (out,), None)
-        return out
-    core, keep, values = _grouped_allreduce_enqueue(
-        [tensor], name, op, prescale_factor, postscale_factor, process_set,
-        in_place)
-    core.wait()
-    core.release()
-    return values()[0]
-
-
-def _allreduce_each_async_(tensors, names, op, prescale_factor,
-                           postscale_factor, process_set):
-    """allreduce_async_ of each tensor under its name; host tensors are
-    started together, in one native call. Returns their handles."""
-    codes = {_direct_op(t, op, process_set) for t in tensors}
-    if len(codes) == 1 and None not in codes and all(names):
-        cores = _native.enqueue_each(
-            _ALLREDUCE, [_allreduce_name(n) for n in names], True, 0,
-            codes.pop(), prescale_factor, postscale_factor, 0, list(tensors),
-            None)
-        return [_register(c, t, None) for c, t in zip(cores, tensors)]
-    return [allreduce_async_(t, name=n, op=op,
-                             prescale_factor=prescale_factor,
-                             postscale_factor=postscale_factor,
-                             process_set=process_set)
-            for t, n in zip(tensors, names)]
-
-
-def _check_all(tensors):
-    for t in tensors:
-        _tensors.check_dtype(t)
-
-
-def _single(handle):
-    """Makes the result of a one-tensor grouped start that tensor."""
-    pending = _handle_map[handle]
-    many = pending.finish
-    pending.finish = lambda core: many(core)[0]
-    return handle
-
-
-def allreduce_async(tensor, average=None, name=None, op=None,
-                    prescale_factor=1.0, postscale_factor=1.0,
-                    process_set=global_process_set):
-    """Starts reducing `tensor` over the process set (Average by default)
-    into a new tensor; returns a handle for poll() and synchronize()."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _single(_grouped_allreduce_start(
-        [tensor], name, op, prescale_factor, postscale_factor,
-        process_set, in_place=False))
-
-
-def allreduce_async_(tensor, average=None, name=None, op=None,
-                     prescale_factor=1.0, postscale_factor=1.0,
-                     process_set=global_process_set):
-    """As allreduce_async, writing the result into `tensor`."""
-    op = _reduce_op(op, average)
-    code = _direct_op(tensor, op, process_set)
-    if code is not None:
-        core = _native.enqueue(_ALLREDUCE, _allreduce_name(name), bool(name),
-                               0, code, prescale_factor, postscale_factor, 0,
-                               (tensor,), None, None)
-        return _register(core, tensor, None)
-    return _single(_grouped_allreduce_start(
-        [tensor], name, op, prescale_factor, postscale_factor,
-        process_set, in_place=True))
-
-
-def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
-               postscale_factor=1.0, process_set=global_process_set):
-    """Reduces `tensor` in place over the process set and returns it."""
-    return _allreduce_now(tensor, average, name, op, prescale_factor,
-                          postscale_factor, process_set, in_place=True)
-
-
-class HorovodAllreduce(torch.autograd.Function):
-    """allreduce with a gradient: the allreduce of the output's gradient."""
-
-    @staticmethod
-    def forward(ctx, tensor, average, name, op, prescale_factor,
-                postscale_factor, process_set):
-        ctx.average = average
-        ctx.op = op
-        ctx.prescale_factor = prescale_factor
-        ctx.postscale_factor = postscale_factor
-        ctx.process_set = process_set
-        return _allreduce_now(tensor, average, name, op, prescale_factor,
-                              postscale_factor, process_set, in_place=False)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return (allreduce(grad_output, average=ctx.average, op=ctx.op,
-                          prescale_factor=ctx.prescale_factor,
-                          postscale_factor=ctx.postscale_factor,
-                          process_set=ctx.process_set),
-                None, None, None, None, None, None)
-
-
-def allreduce(tensor, average=None, name=None, compression=Compression.none,
-              op=None, prescale_factor=1.0, postscale_factor=1.0,
-              process_set=global_process_set):
-    """Reduces `tensor` over the process set (Average by default) and
-    returns the result as a new tensor; differentiable."""
-    _tensors.check_dtype(tensor)
-    plain = compression is Compression.none
-    compressed, ctx = (tensor, None) if plain else \
-        compression.compress(tensor)
-    if compressed.requires_grad and torch.is_grad_enabled():
-        reduced = HorovodAllreduce.apply(compressed, average, name, op,
-                                         prescale_factor, postscale_factor,
-                                         process_set)
-    else:  # what apply() gives without a graph, minus its ~5 us
-        reduced = _allreduce_now(compressed, average, name, op,
-                                 prescale_factor, postscale_factor,
-                                 process_set, in_place=False)
-    return reduced if plain else compression.decompress(reduced, ctx)
-
-
-def grouped_allreduce_async(tensors, average=None, name=None, op=None,
-                            prescale_factor=1.0, postscale_factor=1.0,
-                            process_set=global_process_set):
-    """Starts one allreduce of a list of tensors, negotiated and fused as a
-    unit; synchronize() returns the list of results."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _grouped_allreduce_start(list(tensors), name, op,
-                                    prescale_factor, postscale_factor,
-                                    process_set, in_place=False)
-
-
-def grouped_allreduce_async_(tensors, average=None, name=None, op=None,
-                             prescale_factor=1.0, postscale_factor=1.0,
-                             process_set=global_process_set):
-    """As grouped_allreduce_async, in place."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _grouped_allreduce_start(list(tensors), name, op,
-                                    prescale_factor, postscale_factor,
-                                    process_set, in_place=True)
-
-
-def grouped_allreduce_(tensors, average=None, name=None, op=None,
-                       prescale_factor=1.0, postscale_factor=1.0,
-                       process_set=global_process_set):
-    return synchronize(grouped_allreduce_async_(
-        tensors, average, name, op, prescale_factor, postscale_factor,
-        process_set))
-
-
-class HorovodGroupedAllreduce(torch.autograd.Function):
-
-    @staticmethod
-    def forward(ctx, average, name, op, prescale_factor, postscale_factor,
-                process_set, *tensors):
-        ctx.average = average
-        ctx.op = op
-        ctx.prescale_factor = prescale_factor
-        ctx.postscale_factor = postscale_factor
-        ctx.process_set = process_set
-        return tuple(synchronize(grouped_allreduce_async(
-            tensors, average, name, op, prescale_factor, postscale_factor,
-            process_set)))
-
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        grads = grouped_allreduce(list(grad_outputs), average=ctx.average,
-                                  op=ctx.op,
-                                  prescale_factor=ctx.prescale_factor,
-                                  postscale_factor=ctx.postscale_factor,
-                                  process_set=ctx.process_set)
-        return (None,) * 6 + tuple(grads)
-
-
-def grouped_allreduce(tensors, average=None, name=None,
-                      compression=Compression.none, op=None,
-                      prescale_factor=1.0, postscale_factor=1.0,
-                      process_set=global_process_set):
-    """Reduces a list of tensors as one unit; returns the list of results;
-    differentiable."""
-    _check_all(tensors)
-    pairs = [compression.compress(t) for t in tensors]
-    reduced = HorovodGroupedAllreduce.apply(
-        average, name, op, prescale_factor, postscale_factor, process_set,
-        *[p[0] for p in pairs])
-    return [compression.decompress(r, p[1]) for r, p in zip(reduced, pairs)]
 
 
 # ---- allgather ------------------------------------------------------------

@@ -4,6 +4,7 @@
 // cycle applies them at their place in the order of responses
 // (cycle_set_changes.cc).
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "common/error.h"
@@ -27,14 +28,24 @@ hvd_handle_s* Runtime::start_set_change(SetChange change,
   op.struct_size = sizeof op;
   op.collective = HVD_COLL_BARRIER;
   op.name = name.c_str();
-  return intake_->enqueue(op, [&](Request& q) {
+  try {
+    return intake_->enqueue(op, [&](Request& q) {
+      q.set_change = change;
+      q.shapes = {std::move(payload)};
+      if (!invalid.empty()) {
+        q.failure_status = HVD_ERR_INVALID_ARGUMENT;
+        q.failure = invalid;
+      }
+    });
+  } catch (const Error& e) {
+    // Refused before it began (the runtime stopped, a peer shut down):
+    // named like the change's other failures.
+    Request q;
     q.set_change = change;
-    q.shapes = {std::move(payload)};
-    if (!invalid.empty()) {
-      q.failure_status = HVD_ERR_INVALID_ARGUMENT;
-      q.failure = invalid;
-    }
-  });
+    throw Error(e.status(),
+                std::string(call_name(q)) + " '" + name + "': " + e.what(),
+                e.peer());
+  }
 }
 
 hvd_handle_s* Runtime::start_add_process_set(

@@ -7,6 +7,8 @@ where each rank is.
                      barrier(); rank 0 removes the set
   add_vs_barrier     the same, rank 0 adding a set
   finished_early     rank 1 shuts horovod down while rank 0 removes a set
+  removed_too_late   the same, rank 0 removing the set 1 s later, once the
+                     shutdown has reached it: refused, the call named
   interrupted_add    rank 0 adds a set, rank 1 waits in barrier(): neither
                      call can end; each rank gets SIGINT (Ctrl-C) after
                      3 s (the stall warning and its flight dump included)
@@ -105,11 +107,12 @@ class Scenarios:
             self.expect_failure(lambda: change(odd), call, "barrier",
                                 "rank 1 waits in barrier")
 
-    def finished_early(self):
+    def finished_early(self, late_s=0.0):
         odd = self.hvd.add_process_set([1])
         if RANK == 1:
             self.hvd.shutdown()  # as at the end of its script
             return
+        time.sleep(late_s)
         self.expect_failure(lambda: self.hvd.remove_process_set(odd),
                             "hvd_remove_process_set", "shut down", "rank 1")
 
@@ -176,6 +179,7 @@ class Scenarios:
             "add_vs_barrier": lambda: self.set_change_vs_barrier(
                 lambda odd: hvd.add_process_set([0]), "hvd_add_process_set"),
             "finished_early": self.finished_early,
+            "removed_too_late": lambda: self.finished_early(late_s=1.0),
         }
 
     def run(self, name, scenario, stall_shutdown_s, **kwargs):
