@@ -245,7 +245,7 @@ class Cycle {
   uint64_t rounds_begun_ = 0;
   std::chrono::steady_clock::time_point round_began_;
   bool summoned_ = false;
-  std::vector<PendingOp*> incoming_;
+  std::vector<PendingOp*> incoming_;  // not owned (op_table.h)
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;
   std::vector<std::vector<uint8_t>> gathered_;  // rank 0's, in a round

@@ -79,7 +79,9 @@ class Executor {
     bool busy = false;
     ProcessSet* set = nullptr;
     Response response;
-    std::vector<PendingOp*> ops;         // per entry; null: joined here
+    // Per entry, not owned (the set's table owns them until complete_);
+    // null: joined here.
+    std::vector<PendingOp*> ops;
     std::vector<std::string> op_errors;  // per entry; "" when fine
     std::vector<hvd_status> op_status;   // per entry, with op_errors
     FusionBuffer buffer;
@@ -145,6 +147,8 @@ class Executor {
   // and copies at the places it names.
   void lay_out_slot(Slot& slot);
   uint8_t* resolve(const Slot& slot, const Place& place) const;
+  // Moves the op named `name` out of the set's negotiating view into a
+  // slot (its table still owns it).
   PendingOp* take(ProcessSet* set, const std::string& name, bool may_be_absent);
   std::string describe(const Slot& slot) const;
 

@@ -96,24 +96,27 @@ void Failure::fail_everything(const ProgressLock::Held&, hvd_status status,
     engine_->abort(status, peer);
   }
   executor_->fail_all(status, message);
-  auto fail = [&](PendingOp* op) {
-    intake_->complete(op, status, prefixed(*op, message),
-                      transport_fault_peer_);
-  };
+  // The views go first (their ops are the tables'), then every op a set
+  // still holds fails through its owner: a callback that throws leaves no
+  // view pointing at an op it freed.
+  std::vector<PendingOp*> views;
+  intake_->take_submitted(views);
+  sets_->waiting.clear();
+  sets_->cached_waiting.clear();
   for (auto* sets : {&sets_->all(), &sets_->retired()}) {
     for (const auto& set : *sets) {
-      for (auto& [name, op] : set->negotiating) fail(op);
       set->negotiating.clear();
-      if (set->join) fail(set->join);
       set->join = nullptr;
     }
   }
-  sets_->cached_waiting.clear();  // their ops are the sets' negotiating ones
-  for (PendingOp* op : sets_->waiting) fail(op);
-  sets_->waiting.clear();
-  std::vector<PendingOp*> late;
-  intake_->take_submitted(late);
-  for (PendingOp* op : late) fail(op);
+  for (auto* sets : {&sets_->all(), &sets_->retired()}) {
+    for (const auto& set : *sets) {
+      for (PendingOp* op : set->ops.ops()) {
+        intake_->complete(op, status, prefixed(*op, message),
+                          transport_fault_peer_);
+      }
+    }
+  }
   // Only once it is through: a call that threw (a callback's error) leaves
   // the rest to the next one.
   failed_everything_ = true;

@@ -27,15 +27,8 @@ OpIntake::OpIntake(int32_t rank, std::chrono::nanoseconds spin_time,
       wakeup_(wakeup),
       flight_(flight) {}
 
-std::string OpIntake::key_of(const PendingOp& op) {
-  std::string key = std::to_string(op.request.process_set) + "/";
-  if (op.collective() == HVD_COLL_JOIN) return key + "join";
-  return key + op.name();
-}
-
 hvd_handle_s* OpIntake::enqueue(const hvd_op& op,
                                 const std::function<void(Request&)>& adjust) {
-  std::unique_ptr<PendingOp> p;
   hvd_handle_s* handle = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -64,19 +57,20 @@ hvd_handle_s* OpIntake::enqueue(const hvd_op& op,
     }
     uint64_t& counter = set->unnamed;
     const char* kind = op.collective == HVD_COLL_JOIN ? "join." : "barrier.";
-    p = std::make_unique<PendingOp>(make_pending_op(
+    auto made = std::make_unique<PendingOp>(make_pending_op(
         op, set->size(), set->rank, kind + std::to_string(counter)));
-    if (adjust) adjust(p->request);
-    std::string key = key_of(*p);
-    if (in_flight_.count(key)) {
-      throw Error(HVD_ERR_INVALID_ARGUMENT,
-                  p->describe() +
-                      ": an op of this name is already in flight "
-                      "on process set " +
-                      std::to_string(set->id) +
-                      " (names must be unique among ops in flight)");
+    if (adjust) adjust(made->request);
+    // From here the set owns the op; the background thread may finish it
+    // as soon as it is queued.
+    PendingOp* p = set->ops.insert(std::move(made));
+    if (p->adapter) {
+      try {
+        adapter_acquire(p->adapter);
+      } catch (...) {
+        set->ops.release(*p);
+        throw;
+      }
     }
-    if (p->adapter) adapter_acquire(p->adapter);
     if ((!op.name || !*op.name) &&
         (op.collective == HVD_COLL_BARRIER || op.collective == HVD_COLL_JOIN)) {
       ++counter;
@@ -84,10 +78,7 @@ hvd_handle_s* OpIntake::enqueue(const hvd_op& op,
     p->handle = make_handle();
     p->handle->spin = spin_time_;
     handle = p->handle;
-    in_flight_.insert(std::move(key));
-    // From here the background thread owns the op (and may finish it at
-    // once).
-    submitted_.push_back(p.release());
+    submitted_.push_back(p);
   }
   const int64_t now =
       std::chrono::steady_clock::now().time_since_epoch().count();
@@ -101,14 +92,13 @@ hvd_handle_s* OpIntake::enqueue(const hvd_op& op,
 
 void OpIntake::complete(PendingOp* op, hvd_status status,
                         const std::string& message, int32_t blamed) {
+  // Released first, so that a second completion throws before any
+  // callback runs again, and a callback may reuse the name.
+  std::unique_ptr<PendingOp> owned = op->table->release(*op);
   std::string text = message;
   if (status != HVD_OK && text.empty()) text = op->describe() + " failed";
   if (flight_) {
     flight_->done(*op, status == HVD_OK, status == HVD_OK ? -1 : blamed);
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    in_flight_.erase(key_of(*op));
   }
   if (op->adapter) {
     op->adapter->api->done(op->adapter->ctx, op->adapter_op, status,
@@ -120,7 +110,7 @@ void OpIntake::complete(PendingOp* op, hvd_status status,
   // runs as soon as this thread yields.
   hvd_handle_s* handle = op->handle;
   op->move_to(OpState::kDone);
-  delete op;
+  owned.reset();
   finish_handle(handle, status, text);
   unref_handle(handle);
 }
@@ -159,10 +149,7 @@ bool OpIntake::stopped() const {
   return stopped_;
 }
 
-bool OpIntake::has_ops_in_flight() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return !in_flight_.empty();
-}
+bool OpIntake::has_ops_in_flight() const { return sets_.holds_ops(); }
 
 std::chrono::steady_clock::time_point OpIntake::first_new() const {
   return from_ns(first_new_ns_.load(std::memory_order_relaxed));

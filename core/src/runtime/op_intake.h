@@ -1,7 +1,9 @@
-// Where ops enter and leave this rank: hvd_enqueue checks an op, names it
-// uniquely among the ops in flight and queues it for the next cycle;
-// complete() ends it (the adapter, the callback, the handle). Once the
-// runtime stops, every later op is refused with the reason it stopped.
+// Where ops enter and leave this rank: hvd_enqueue checks an op, gives it
+// to its process set's table (op_table.h: the owner, which refuses a name
+// already in flight) and queues it for the next cycle; complete() ends it
+// (the adapter, the callback, the handle) and has the table free it. Once
+// the runtime stops, every later op is refused with the reason it
+// stopped.
 #pragma once
 
 #include <atomic>
@@ -10,7 +12,6 @@
 #include <functional>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "horovod/horovod.h"
@@ -33,11 +34,14 @@ class OpIntake {
   // `adjust`, when given, amends the op's request (process set changes).
   hvd_handle_s* enqueue(const hvd_op& op,
                         const std::function<void(Request&)>& adjust = {});
-  // Ends `op` and frees it. `blamed`: the peer a failure is laid on, or -1.
+  // Ends `op`: its table releases it (throwing hvd::Error HVD_ERR_INTERNAL,
+  // before any callback, when it was completed before), then it is freed.
+  // `blamed`: the peer a failure is laid on, or -1.
   void complete(PendingOp* op, hvd_status status, const std::string& message,
                 int32_t blamed);
 
-  // The ops enqueued since the last take, into `into` (emptied first).
+  // The ops enqueued since the last take, into `into` (emptied first);
+  // their sets' tables own them.
   void take_submitted(std::vector<PendingOp*>& into);
   // Each op enqueued and not yet taken.
   void visit_submitted(const std::function<void(PendingOp*)>& fn) const;
@@ -47,6 +51,7 @@ class OpIntake {
   void note_shutdown(int32_t shutdown_rank);
   void close();  // stops, keeping the reason stop() gave
   bool stopped() const;
+  // Some process set holds an op of this rank (the progress lock's holder).
   bool has_ops_in_flight() const;
 
   // New ops since the last take_new(): whether any came, and when the
@@ -58,8 +63,6 @@ class OpIntake {
   std::chrono::steady_clock::time_point last_new() const;
 
  private:
-  static std::string key_of(const PendingOp& op);
-
   int32_t rank_;
   std::chrono::nanoseconds spin_time_;
   ProcessSets& sets_;
@@ -67,8 +70,7 @@ class OpIntake {
   FlightRecorder* flight_;
 
   mutable std::mutex mutex_;
-  std::vector<PendingOp*> submitted_;
-  std::unordered_set<std::string> in_flight_;  // key_of() of every live op
+  std::vector<PendingOp*> submitted_;  // not owned
   bool stopped_ = false;
   hvd_status stop_status_ = HVD_ERR_SHUT_DOWN;
   std::string stop_message_;

@@ -16,9 +16,11 @@
 namespace hvd::runtime {
 
 class FlightRing;
+class OpTable;
 
 // Where an op is on this rank, from hvd_enqueue until its handle is done
-// (the op is then freed). The moves PendingOp::move_to allows:
+// (its process set's table then releases and frees it, op_table.h). The
+// moves PendingOp::move_to allows:
 //
 //   kWaitingForInputs -> kNegotiating -> kAwaitingCacheBits
 //   kAwaitingCacheBits -> kNegotiating (the cache no longer has it)
@@ -54,6 +56,8 @@ struct PendingOp {
   // Its entry in the flight recorder (flight_recorder.h), when recorded.
   FlightRing* flight_ring = nullptr;
   uint64_t flight_seq = 0;
+  // Its owner: its process set's table, from enqueue to completion.
+  OpTable* table = nullptr;
 
   // A queued op is left to run when its process set is removed.
   OpState state() const { return state_; }

@@ -8,7 +8,7 @@ ProcessSet::ProcessSet(int32_t id_, std::vector<int32_t> ranks,
                        int32_t my_world_rank,
                        const std::vector<int>& host_of_world, uint64_t epoch,
                        bool is_coordinator)
-    : id(id_), world_ranks(std::move(ranks)) {
+    : id(id_), world_ranks(std::move(ranks)), ops(id_) {
   rank_of_world.assign(host_of_world.size(), -1);
   for (size_t i = 0; i < world_ranks.size(); ++i) {
     int32_t w = world_ranks[i];

@@ -1,7 +1,8 @@
 // One process set as the background thread keeps it: its members, its team
 // (when this process is a member), the coordinator's bookkeeping (on world
 // rank 0), the sequence of its data responses (part of every tag), and the
-// local ops it is negotiating.
+// ops this rank holds in it: owned by its table from enqueue to completion,
+// and those in negotiation viewed by name.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "p2p/team.h"
 #include "runtime/coordinator.h"
+#include "runtime/op_table.h"
 #include "runtime/pending_op.h"
 
 namespace hvd::runtime {
@@ -33,8 +35,11 @@ struct ProcessSet {
 
   uint64_t sequence = 0;  // data responses run so far
   uint64_t unnamed = 0;   // names barriers and joins given no name
+  OpTable ops;            // every op of this set on this rank, owned
+  // Views into `ops` (not owning): the ops in negotiation by name, and
+  // this rank's join in flight.
   std::unordered_map<std::string, PendingOp*> negotiating;
-  PendingOp* join = nullptr;  // this rank's join in flight
+  PendingOp* join = nullptr;
 
   int32_t size() const { return static_cast<int32_t>(world_ranks.size()); }
   bool member() const { return rank >= 0; }

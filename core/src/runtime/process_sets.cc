@@ -1,5 +1,6 @@
 #include "runtime/process_sets.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 
@@ -43,6 +44,14 @@ bool ProcessSets::retire(int32_t id) {
   return true;
 }
 
+void ProcessSets::forget_retired() {
+  retired_.erase(std::remove_if(retired_.begin(), retired_.end(),
+                                [](const std::unique_ptr<ProcessSet>& set) {
+                                  return set->ops.empty();
+                                }),
+                 retired_.end());
+}
+
 void ProcessSets::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   sets_.clear();
@@ -71,6 +80,15 @@ bool ProcessSets::has_outsider_sets() const {
 bool ProcessSets::awaiting_others() const {
   for (const auto& set : sets_) {
     if (!set->negotiating.empty() || set->join) return true;
+  }
+  return false;
+}
+
+bool ProcessSets::holds_ops() const {
+  for (auto* sets : {&sets_, &retired_}) {
+    for (const auto& set : *sets) {
+      if (!set->ops.empty()) return true;
+    }
   }
   return false;
 }

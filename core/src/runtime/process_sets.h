@@ -1,7 +1,8 @@
 // The registry of process sets: set 0 (the world), the sets given at init
 // and those added since, and the removed ones the executor may still hold
-// responses of; with them, the ops this rank holds before negotiation ends
-// (in each set's table, and the two queues of ops not yet offered).
+// responses of or ops in; with them, the ops this rank holds before
+// negotiation ends (each set's table owns its ops; the two queues of ops
+// not yet offered hold them without owning them).
 //
 // The progress lock's holder reads and writes it; other threads read it
 // through the calls marked "any thread", under its mutex, which the
@@ -35,8 +36,9 @@ class ProcessSets {
   // A negotiated removal: the set goes to the retired ones; false when no
   // removable set has that id.
   bool retire(int32_t id);
-  // The retired sets, once the executor holds none of their responses.
-  void forget_retired() { retired_.clear(); }
+  // The retired sets that hold no op, once the executor holds none of
+  // their responses (ops enqueued before the removal still name theirs).
+  void forget_retired();
   // At teardown: no set is left (any thread may still ask).
   void clear();
 
@@ -54,6 +56,8 @@ class ProcessSets {
   bool has_outsider_sets() const;
   // Ops submitted here wait in negotiation for other ranks.
   bool awaiting_others() const;
+  // Some set, current or retired, holds an op of this rank.
+  bool holds_ops() const;
 
   // Any thread (the caller holds lock()).
   std::unique_lock<std::mutex> lock() const {
@@ -64,7 +68,8 @@ class ProcessSets {
   bool exists(int32_t id) const;
   bool layout(int32_t id, int32_t* rank, int32_t* size) const;
 
-  // Ops submitted here whose inputs are not ready yet, in their order.
+  // Ops submitted here whose inputs are not ready yet, in their order
+  // (their sets' tables own them).
   std::vector<PendingOp*> waiting;
   // Ops in negotiation offered by their cache bits (kAwaitingCacheBits);
   // their sets' tables hold them too.
