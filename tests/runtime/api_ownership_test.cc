@@ -61,8 +61,7 @@ class ApiOwnership : public ::testing::Test {
     setenv("HOROVOD_DYNAMIC_PROCESS_SETS", "1", 1);
     ASSERT_EQ(hvd_init(nullptr), HVD_OK) << hvd_last_error();
     unsetenv("HOROVOD_DYNAMIC_PROCESS_SETS");
-    hvd_adapter_api table = held_table();
-    ASSERT_EQ(hvd_register_adapter(&table, &held_, &adapter_), HVD_OK)
+    ASSERT_EQ(hvd_register_adapter(&table_, &held_, &adapter_), HVD_OK)
         << hvd_last_error();
   }
   void TearDown() override {
@@ -83,6 +82,8 @@ class ApiOwnership : public ::testing::Test {
     return h;
   }
 
+  // Registered: both outlive the registration.
+  const hvd_adapter_api table_ = held_table();
   HeldInputs held_;
   hvd_adapter* adapter_ = nullptr;
 };
