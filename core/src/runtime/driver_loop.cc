@@ -59,14 +59,20 @@ void note_round_calls(Wakeup& wakeup, std::span<const pollfd> polled) {
 
 // Whether another rank began round `next` and waits for this one in it
 // (what came on the links is read first where a summons may be there).
+// Answering, it passes the call on to its own neighbours in the tree: the
+// round it begins carries nothing new and so calls nobody (Cycle::run),
+// and the ranks further along would wait for their own deadlines.
 bool called_to_round(Wakeup& wakeup, ControlPlane& control, uint64_t next) {
   if (wakeup.take_round_call()) control.receive();
-  return control.round_called(next);
+  if (!control.round_called(next)) return false;
+  control.summon(next);
+  return true;
 }
 
 }  // namespace
 
-std::chrono::steady_clock::time_point Driver::batch_end(const Held& progress) const {
+std::chrono::steady_clock::time_point Driver::batch_end(
+    const Held& progress) const {
   const std::chrono::nanoseconds cycle_time = cycle_.cycle_time(progress);
   return std::min(intake_.first_new() + kBatchCyclesMax * cycle_time,
                   intake_.last_new() + cycle_time / kSubmitGapsPerCycle);
@@ -171,10 +177,9 @@ void Driver::wait_for_next_cycle(Held& progress) {
       if (!moved) {
         // Device work is polled (its events have no file descriptor).
         constexpr auto kDevicePoll = std::chrono::microseconds(50);
-        auto left =
-            (intake_.has_new() ? std::max(deadline, batch_end(progress))
-                              : busy_deadline) -
-            now;
+        auto left = (intake_.has_new() ? std::max(deadline, batch_end(progress))
+                                       : busy_deadline) -
+                    now;
         if (executor_.awaiting_device()) {
           left =
               std::min<std::chrono::steady_clock::duration>(left, kDevicePoll);
@@ -211,8 +216,9 @@ void Driver::loop() {
           HVD_LOG(ERROR) << who << " shut down (hvd_shutdown) while rank "
                          << rank_ << " still had ops in flight";
         }
-        failure_.fail_everything(progress, HVD_ERR_SHUT_DOWN,
-                        "horovod was shut down (hvd_shutdown on " + who + ")");
+        failure_.fail_everything(
+            progress, HVD_ERR_SHUT_DOWN,
+            "horovod was shut down (hvd_shutdown on " + who + ")");
         break;
       }
       wait_for_next_cycle(progress);
@@ -223,7 +229,7 @@ void Driver::loop() {
   } catch (const std::exception& e) {
     HVD_LOG(ERROR) << "background thread: " << e.what();
     failure_.fail_everything(progress, HVD_ERR_INTERNAL,
-                    std::string("background thread: ") + e.what());
+                             std::string("background thread: ") + e.what());
   }
   progress_closed_ = true;
 }
