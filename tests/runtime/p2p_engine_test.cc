@@ -1,4 +1,7 @@
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <numeric>
 
@@ -224,6 +227,29 @@ TEST(P2pEngine, RegistersThroughTheCache) {
   // One registration each side, reused by every later step.
   EXPECT_EQ(pair.t0->registrations, 1);
   EXPECT_EQ(pair.t1->registrations, 1);
+}
+
+// A wait that sleeps tells which extra fds woke it; one within the spin
+// polls nothing and tells none.
+TEST(P2pEngine, WaitTellsWhichExtraFdsWereReadable) {
+  Pair pair(FakeOptions{});
+  const int ready = eventfd(1, EFD_CLOEXEC);
+  const int quiet = eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(ready, 0);
+  ASSERT_GE(quiet, 0);
+  const int fds[] = {ready, quiet};
+  pair.e0.set_spin_time(std::chrono::hours(1));
+  pair.e0.note_activity();
+  EXPECT_TRUE(pair.e0.wait(std::chrono::seconds(1), fds).empty());
+  pair.e0.set_spin_time(std::chrono::nanoseconds(0));
+  std::span<const pollfd> polled = pair.e0.wait(std::chrono::seconds(1), fds);
+  ASSERT_EQ(polled.size(), 2u);
+  EXPECT_EQ(polled[0].fd, ready);
+  EXPECT_NE(polled[0].revents & POLLIN, 0);
+  EXPECT_EQ(polled[1].fd, quiet);
+  EXPECT_EQ(polled[1].revents, 0);
+  close(ready);
+  close(quiet);
 }
 
 }  // namespace

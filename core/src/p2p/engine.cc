@@ -588,8 +588,8 @@ void Engine::set_oversubscribed(bool on) {
       pinned ? std::chrono::microseconds(2) : std::chrono::nanoseconds(0);
 }
 
-void Engine::wait(std::chrono::nanoseconds max_sleep,
-                  std::span<const int> extra_fds) {
+std::span<const pollfd> Engine::wait(std::chrono::nanoseconds max_sleep,
+                                     std::span<const int> extra_fds) {
   // The spin is timed from the first wait() after the last activity (the
   // data path only counts activity: a clock read per message costs more
   // than the message), not restarted by each wait(): a rank descheduled
@@ -603,7 +603,7 @@ void Engine::wait(std::chrono::nanoseconds max_sleep,
   }
   if (now - last_activity_ < spin_) {
     if (oversubscribed_ && now - last_activity_ >= pure_spin_) sched_yield();
-    return;
+    return {};
   }
   constexpr auto kNap = std::chrono::microseconds(100);
   wait_polls_.clear();
@@ -614,15 +614,17 @@ void Engine::wait(std::chrono::nanoseconds max_sleep,
       max_sleep = std::min<std::chrono::nanoseconds>(max_sleep, kNap);
       continue;
     }
-    if (api.wait_arm && api.wait_arm(t->instance()) == HVD_AGAIN) return;
+    if (api.wait_arm && api.wait_arm(t->instance()) == HVD_AGAIN) return {};
     wait_polls_.push_back({fd, POLLIN, 0});
   }
+  const size_t first_extra = wait_polls_.size();
   for (int fd : extra_fds) wait_polls_.push_back({fd, POLLIN, 0});
-  if (max_sleep <= std::chrono::nanoseconds::zero()) return;
+  if (max_sleep <= std::chrono::nanoseconds::zero()) return {};
   timespec ts;
   ts.tv_sec = static_cast<time_t>(max_sleep.count() / 1000000000);
   ts.tv_nsec = static_cast<long>(max_sleep.count() % 1000000000);
   ppoll(wait_polls_.data(), wait_polls_.size(), &ts, nullptr);
+  return std::span<const pollfd>(wait_polls_).subspan(first_extra);
 }
 
 void Engine::abort(hvd_status reason, int32_t peer) {

@@ -180,7 +180,9 @@ class Engine {
   // clock);
   // past it, wait() sleeps on the transports' wait fds
   // (armed first) and `extra_fds` for at most `max_sleep`. A transport
-  // without a wait fd limits the sleep to a short nap.
+  // without a wait fd limits the sleep to a short nap. Returns the
+  // `extra_fds` entries of the poll (revents: what came), empty when it
+  // did not sleep.
   void set_spin_time(std::chrono::nanoseconds spin) { spin_ = spin; }
   // This rank shares its cores with more ranks of its host than they
   // number (core_sharing.h): a waiting rank then yields its core at every
@@ -188,9 +190,12 @@ class Engine {
   // core), as the peer it waits for may need it.
   void set_oversubscribed(bool on);
   void note_activity() { ++activity_; }
-  void wait(std::chrono::nanoseconds max_sleep, std::span<const int> extra_fds);
-  void wait(std::chrono::nanoseconds max_sleep, int extra_fd) {
-    wait(max_sleep, std::span<const int>(&extra_fd, extra_fd >= 0 ? 1 : 0));
+  std::span<const pollfd> wait(std::chrono::nanoseconds max_sleep,
+                               std::span<const int> extra_fds);
+  std::span<const pollfd> wait(std::chrono::nanoseconds max_sleep,
+                               int extra_fd) {
+    return wait(max_sleep,
+                std::span<const int>(&extra_fd, extra_fd >= 0 ? 1 : 0));
   }
 
   // Any thread: every transport fails its pending requests with `reason`.

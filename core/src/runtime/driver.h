@@ -101,7 +101,7 @@ class Driver {
   const std::chrono::nanoseconds spin_time_;
   const bool callers_may_drive_;
 
-  std::vector<int> wait_fds_;  // the control plane's, for a sleep
+  std::vector<int> wait_fds_;  // what a sleep wakes on (driver_loop.cc)
   std::thread thread_;
   ProgressLock progress_;
   // When a driving caller last moved something (steady clock, ns): the

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "common/error.h"
@@ -40,9 +41,38 @@ std::chrono::steady_clock::time_point from_ns(int64_t ns) {
 constexpr int kSubmitGapsPerCycle = 10;
 constexpr int kBatchCyclesMax = 10;
 
+// What a sleep of the loop wakes on: the wake fd first, then, where a peer
+// may call this rank to a round, the control plane's links.
+void sleep_fds(const Wakeup& wakeup, const ControlPlane& control,
+               bool with_links, std::vector<int>& fds) {
+  fds.clear();
+  fds.push_back(wakeup.fd());
+  if (with_links) control.wait_fds(fds);
+}
+
+// After a sleep on sleep_fds: a frame on a link may be a summons.
+void note_round_calls(Wakeup& wakeup, std::span<const pollfd> polled) {
+  for (size_t i = 1; i < polled.size(); ++i) {
+    if (polled[i].revents != 0) wakeup.note_round_call();
+  }
+}
+
+// Whether another rank began round `next` and waits for this one in it
+// (what came on the links is read first where a summons may be there).
+// Answering, it passes the call on to its own neighbours in the tree: the
+// round it begins carries nothing new and so calls nobody (Cycle::run),
+// and the ranks further along would wait for their own deadlines.
+bool called_to_round(Wakeup& wakeup, ControlPlane& control, uint64_t next) {
+  if (wakeup.take_round_call()) control.receive();
+  if (!control.round_called(next)) return false;
+  control.summon(next);
+  return true;
+}
+
 }  // namespace
 
-std::chrono::steady_clock::time_point Driver::batch_end(const Held& progress) const {
+std::chrono::steady_clock::time_point Driver::batch_end(
+    const Held& progress) const {
   const std::chrono::nanoseconds cycle_time = cycle_.cycle_time(progress);
   return std::min(intake_.first_new() + kBatchCyclesMax * cycle_time,
                   intake_.last_new() + cycle_time / kSubmitGapsPerCycle);
@@ -68,6 +98,11 @@ void Driver::wait_for_next_cycle(Held& progress) {
   // back empty for a while (ranks in different calls, a late peer), it
   // keeps the slowed cycle too, so that ranks waiting for each other do
   // not run round after round.
+  //
+  // Idle or busy, a rank that is not gathering joins a round another rank
+  // began as soon as it is called to it: the round drives the data path
+  // while it waits (Cycle::wait_round), and the ranks already in it would
+  // otherwise wait for this one's deadline.
   constexpr int kBusyCycles = 10;
   auto spin_until = std::chrono::steady_clock::time_point::min();
   while (true) {
@@ -93,9 +128,10 @@ void Driver::wait_for_next_cycle(Held& progress) {
       const bool caller_drives = callers_driving_ > 0;
       if (!caller_drives && !gathering) {
         if (now >= deadline || intake_.take_new()) return;
-        // Another rank began a round and waits for this one in it.
-        if (wakeup_.take_round_call()) control_.receive();
-        if (control_.round_called(cycle_.rounds_begun(progress) + 1)) return;
+        if (called_to_round(wakeup_, control_,
+                            cycle_.rounds_begun(progress) + 1)) {
+          return;
+        }
         if (now >= spin_until && sets_.awaiting_others() &&
             !cycle_.slowed(progress)) {
           return;
@@ -116,14 +152,9 @@ void Driver::wait_for_next_cycle(Held& progress) {
           std::chrono::duration_cast<std::chrono::seconds>(left).count());
       ts.tv_nsec = static_cast<long>((left - std::chrono::seconds(ts.tv_sec)) /
                                      std::chrono::nanoseconds(1));
-      // Not gathering, a frame on the control plane's links wakes it too:
-      // a peer may call it to a round (round_called).
-      std::vector<pollfd> polls{{wakeup_.fd(), POLLIN, 0}};
-      if (!gathering) {
-        wait_fds_.clear();
-        control_.wait_fds(wait_fds_);
-        for (int fd : wait_fds_) polls.push_back({fd, POLLIN, 0});
-      }
+      sleep_fds(wakeup_, control_, !gathering, wait_fds_);
+      std::vector<pollfd> polls;
+      for (int fd : wait_fds_) polls.push_back({fd, POLLIN, 0});
       wakeup_.set_sleeping(!gathering);
       progress.release_while([&] {
         // An enqueue from here on sees it sleeping and writes the wake fd.
@@ -133,29 +164,32 @@ void Driver::wait_for_next_cycle(Held& progress) {
       });
       rethrow_caller_error(progress);
       wakeup_.drain();
-      for (size_t i = 1; i < polls.size(); ++i) {
-        if (polls[i].revents != 0) wakeup_.note_round_call();
-      }
+      note_round_calls(wakeup_, polls);
     } else {
       if (now >= busy_deadline) return;
       // Ops that came while the data path is busy are negotiated at the
       // next cycle, with whatever else comes by then.
       if (now >= deadline && !gathering && intake_.take_new()) return;
+      if (!gathering && called_to_round(wakeup_, control_,
+                                        cycle_.rounds_begun(progress) + 1)) {
+        return;
+      }
       if (!moved) {
         // Device work is polled (its events have no file descriptor).
         constexpr auto kDevicePoll = std::chrono::microseconds(50);
-        auto left =
-            (intake_.has_new() ? std::max(deadline, batch_end(progress))
-                              : busy_deadline) -
-            now;
+        auto left = (intake_.has_new() ? std::max(deadline, batch_end(progress))
+                                       : busy_deadline) -
+                    now;
         if (executor_.awaiting_device()) {
           left =
               std::min<std::chrono::steady_clock::duration>(left, kDevicePoll);
         }
+        sleep_fds(wakeup_, control_, !gathering, wait_fds_);
         wakeup_.set_sleeping(true);
-        engine_.wait(left, wakeup_.fd());
+        const std::span<const pollfd> polled = engine_.wait(left, wait_fds_);
         wakeup_.set_sleeping(false);
         wakeup_.drain();
+        note_round_calls(wakeup_, polled);
       }
     }
   }
@@ -182,8 +216,9 @@ void Driver::loop() {
           HVD_LOG(ERROR) << who << " shut down (hvd_shutdown) while rank "
                          << rank_ << " still had ops in flight";
         }
-        failure_.fail_everything(progress, HVD_ERR_SHUT_DOWN,
-                        "horovod was shut down (hvd_shutdown on " + who + ")");
+        failure_.fail_everything(
+            progress, HVD_ERR_SHUT_DOWN,
+            "horovod was shut down (hvd_shutdown on " + who + ")");
         break;
       }
       wait_for_next_cycle(progress);
@@ -194,7 +229,7 @@ void Driver::loop() {
   } catch (const std::exception& e) {
     HVD_LOG(ERROR) << "background thread: " << e.what();
     failure_.fail_everything(progress, HVD_ERR_INTERNAL,
-                    std::string("background thread: ") + e.what());
+                             std::string("background thread: ") + e.what());
   }
   progress_closed_ = true;
 }
