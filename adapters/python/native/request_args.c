@@ -5,9 +5,9 @@
 enum { kRequired = 11, kMost = 13 };
 
 static const char* const kNames[kMost] = {
-    "collective", "name",    "cache",  "process_set", "reduce_op",
-    "prescale",   "postscale", "root", "inputs",      "outputs",
-    "splits",     "stream",  "given"};
+    "collective", "name",      "cache", "process_set", "reduce_op",
+    "prescale",   "postscale", "root",  "inputs",      "outputs",
+    "splits",     "stream",    "given"};
 
 /* PyArg_ParseTuple's "i": an int (or __index__) within C int's range. */
 static int read_int(PyObject* v, const char* fn, int at, int32_t* out) {
