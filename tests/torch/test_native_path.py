@@ -153,6 +153,21 @@ def test_bad_descriptions_are_refused():
         native.enqueue(0, 7, True, 0, 0, 1.0, 1.0, 0, [], None, None)
 
 
+def test_bad_arguments_are_named():
+    args = [0, "native.args", True, 0, 0, 1.0, 1.0, 0, [], None, None]
+    with pytest.raises(TypeError, match=r"run\(\) takes 11 to 13 arguments "
+                                        r"\(10 given\)"):
+        native.run(*args[:10])
+    for at, bad, name in [(0, "x", "collective"), (3, 1.5, "process_set"),
+                          (5, "x", "prescale"), (7, None, "root")]:
+        wrong = list(args)
+        wrong[at] = bad
+        with pytest.raises(TypeError, match=rf"enqueue\(\): {name} must be"):
+            native.enqueue(*wrong)
+    with pytest.raises(OverflowError, match="reduce_op"):
+        native.run(*args[:4], 2 ** 40, *args[5:])
+
+
 # ---- tensors as objects, run() and enqueue_each() ---------------------------
 
 def test_tensors_go_as_objects_and_tuples_alike():

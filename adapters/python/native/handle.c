@@ -21,15 +21,12 @@ static void release(Handle* self) {
  * tests/torch/stalls and tests/tensorflow/stalls). */
 #define WAIT_SLICE_MS 100
 
-int native_wait(hvd_handle* handle, const char* what) {
+/* The op's status, waited for with the GIL released; HVD_ERR_TIMEOUT
+ * with *interrupted set when a signal handler raised. */
+static hvd_status wait_released(hvd_handle* handle, int* interrupted) {
   hvd_status status = HVD_ERR_TIMEOUT;
-  int32_t finished = 0;
-  /* An op already done (most of a step's, by the time they are waited
-   * for) gives its own status without releasing the GIL. */
-  if (hvd_poll(handle, &finished) == HVD_OK && finished) {
-    status = hvd_wait(handle, 0);
-  }
-  while (!finished) {
+  *interrupted = 0;
+  for (;;) {
     int32_t done = 0;
     Py_BEGIN_ALLOW_THREADS
     status = hvd_wait(handle, WAIT_SLICE_MS);
@@ -39,9 +36,16 @@ int native_wait(hvd_handle* handle, const char* what) {
       if (done) status = hvd_wait(handle, 0);
     }
     Py_END_ALLOW_THREADS
-    if (status != HVD_ERR_TIMEOUT || done) break;
-    if (PyErr_CheckSignals() < 0) return -2;
+    if (status != HVD_ERR_TIMEOUT || done) return status;
+    if (PyErr_CheckSignals() < 0) {
+      *interrupted = 1;
+      return status;
+    }
   }
+}
+
+static int finished_with(hvd_handle* handle, hvd_status status,
+                         const char* what) {
   if (status == HVD_OK) return 0;
   const char* message = hvd_handle_message(handle);
   if (what) {
@@ -51,6 +55,22 @@ int native_wait(hvd_handle* handle, const char* what) {
                                               : hvd_status_string(status));
   }
   return -1;
+}
+
+int native_wait(hvd_handle* handle, const char* what) {
+  int32_t finished = 0;
+  /* An op already done (most of a step's, by the time they are waited
+   * for) gives its own status without releasing the GIL. */
+  if (hvd_poll(handle, &finished) == HVD_OK && finished) {
+    return finished_with(handle, hvd_wait(handle, 0), what);
+  }
+  return native_wait_started(handle, what);
+}
+
+int native_wait_started(hvd_handle* handle, const char* what) {
+  int interrupted = 0;
+  hvd_status status = wait_released(handle, &interrupted);
+  return interrupted ? -2 : finished_with(handle, status, what);
 }
 
 static PyObject* handle_wait(Handle* self, PyObject* args) {

@@ -20,5 +20,8 @@ PyObject* native_handle_new(PyObject* type, hvd_handle* handle);
  * (HorovodInternalError set); -2 when a signal handler raised (the op is
  * still in flight). */
 int native_wait(hvd_handle* handle, const char* what);
+/* native_wait for an op started a moment ago, which is seldom done yet:
+ * without first asking whether it is. */
+int native_wait_started(hvd_handle* handle, const char* what);
 
 #endif

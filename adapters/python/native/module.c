@@ -6,6 +6,7 @@
 #include "given_outputs.h"
 #include "handle.h"
 #include "op_descriptor.h"
+#include "request_args.h"
 #include "tensor_desc.h"
 
 /* Past this many op names, the cache starts over (names unique per step,
@@ -153,14 +154,6 @@ static int start(const op_request* r, int cache, hvd_handle** handle) {
   return -1;
 }
 
-#define REQUEST_FORMAT "iOpiiddiOOO|KO"
-#define PARSE_REQUEST(args, fn, r, cache)                                    \
-  ((r).stream = 0, (r).given = Py_None,                                      \
-   PyArg_ParseTuple(args, REQUEST_FORMAT ":" fn, &(r).collective, &(r).name, \
-                    cache, &(r).process_set, &(r).reduce_op, &(r).prescale,  \
-                    &(r).postscale, &(r).root, &(r).inputs, &(r).outputs,    \
-                    &(r).splits, &(r).stream, &(r).given))
-
 /* Outputs are tensors or None; run() alone also takes a function that
  * makes them. */
 static int refuse_made_outputs(PyObject* outputs, const char* fn) {
@@ -176,7 +169,7 @@ static PyObject* enqueue(PyObject* module, PyObject* args) {
   op_request r = {0};
   int cache = 0;
   hvd_handle* handle = NULL;
-  if (!PARSE_REQUEST(args, "enqueue", r, &cache) ||
+  if (request_args_read(args, "enqueue", &r, &cache) < 0 ||
       refuse_made_outputs(r.outputs, "enqueue") < 0 ||
       start(&r, cache, &handle) < 0) {
     return NULL;
@@ -207,7 +200,7 @@ static PyObject* run(PyObject* module, PyObject* args) {
   op_request r = {0};
   int cache = 0;
   hvd_handle* handle = NULL;
-  if (!PARSE_REQUEST(args, "run", r, &cache)) return NULL;
+  if (request_args_read(args, "run", &r, &cache) < 0) return NULL;
   PyObject* made = NULL;
   if (r.outputs != Py_None && PyCallable_Check(r.outputs)) {
     made = make_outputs(r.outputs, r.inputs);
@@ -219,7 +212,7 @@ static PyObject* run(PyObject* module, PyObject* args) {
     Py_XDECREF(made);
     return NULL;
   }
-  int waited = native_wait(handle, NULL);
+  int waited = native_wait_started(handle, NULL);
   hvd_release(handle);
   if (waited < 0) {
     Py_XDECREF(made);
