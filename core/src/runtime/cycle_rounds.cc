@@ -13,6 +13,7 @@
 #include "runtime/failure.h"
 #include "runtime/flight_recorder.h"
 #include "runtime/fusion.h"
+#include "runtime/op_intake.h"
 #include "runtime/process_sets.h"
 #include "runtime/stall_inspector.h"
 #include "runtime/wakeup.h"
@@ -40,7 +41,7 @@ bool Cycle::wait_round(const Held& progress,
     // their own time.
     if (flight_) flight_->tick(now);
     if (now >= until) return false;
-    if (!summoned_ && now - round_began_ >= spin_time_) {
+    if (summon_due(now)) {
       summoned_ = true;
       control_.summon(rounds_begun_);
     }
@@ -49,6 +50,13 @@ bool Cycle::wait_round(const Held& progress,
           std::min<std::chrono::nanoseconds>(kRoundSleep, until - now));
     }
   }
+}
+
+bool Cycle::summon_due(std::chrono::steady_clock::time_point now) const {
+  if (summoned_ || now - round_began_ < spin_time_) return false;
+  // An empty round (begun at this rank's cycle time) that new ops find
+  // open: they go in the next round, which begins only when this one ends.
+  return round_news_ || intake_.new_since(round_began_);
 }
 
 bool Cycle::test_round(const Held& progress) {
@@ -65,7 +73,15 @@ void Cycle::sleep_in_round(std::chrono::nanoseconds most) {
       most = std::min<std::chrono::nanoseconds>(most, kSendingNap);
     }
   }
-  engine_.wait(most, round_fds_);
+  // Sleeping first: an op enqueued after the look below writes the fd.
+  // The flag is put back as it was: the background thread may sleep on
+  // it while a waiting caller runs the round.
+  const bool others_sleep = wakeup_.sleeping();
+  wakeup_.set_sleeping(others_sleep || !summoned_);
+  if (summoned_ || !intake_.new_since(round_began_)) {
+    engine_.wait(most, round_fds_);
+  }
+  wakeup_.set_sleeping(others_sleep);
   wakeup_.drain();
 }
 

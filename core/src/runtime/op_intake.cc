@@ -82,7 +82,8 @@ hvd_handle_s* OpIntake::enqueue(const hvd_op& op,
   }
   const int64_t now =
       std::chrono::steady_clock::now().time_since_epoch().count();
-  last_new_ns_.store(now, std::memory_order_relaxed);
+  // Before the look at the wake-up's sleeping flag (new_since).
+  last_new_ns_.store(now, std::memory_order_seq_cst);
   if (!has_new_.exchange(true)) {
     first_new_ns_.store(now, std::memory_order_relaxed);
   }
@@ -157,6 +158,10 @@ std::chrono::steady_clock::time_point OpIntake::first_new() const {
 
 std::chrono::steady_clock::time_point OpIntake::last_new() const {
   return from_ns(last_new_ns_.load(std::memory_order_relaxed));
+}
+
+bool OpIntake::new_since(std::chrono::steady_clock::time_point t) const {
+  return from_ns(last_new_ns_.load(std::memory_order_seq_cst)) > t;
 }
 
 }  // namespace hvd::runtime
