@@ -82,8 +82,7 @@ hvd_handle_s* OpIntake::enqueue(const hvd_op& op,
   }
   const int64_t now =
       std::chrono::steady_clock::now().time_since_epoch().count();
-  // Before the look at the wake-up's sleeping flag (new_since).
-  last_new_ns_.store(now, std::memory_order_seq_cst);
+  last_new_ns_.store(now, std::memory_order_relaxed);
   if (!has_new_.exchange(true)) {
     first_new_ns_.store(now, std::memory_order_relaxed);
   }
@@ -161,7 +160,12 @@ std::chrono::steady_clock::time_point OpIntake::last_new() const {
 }
 
 bool OpIntake::new_since(std::chrono::steady_clock::time_point t) const {
-  return from_ns(last_new_ns_.load(std::memory_order_seq_cst)) > t;
+  // has_new_ first: read after the sleeping flag's store, it either sees
+  // the latest enqueue's exchange, which published last_new_ns_, or that
+  // enqueue sees the flag and writes the wake fd. No take_new() comes
+  // between (both are the progress lock's holder's).
+  return has_new_.load() &&
+         from_ns(last_new_ns_.load(std::memory_order_relaxed)) > t;
 }
 
 }  // namespace hvd::runtime
