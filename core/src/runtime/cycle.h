@@ -244,11 +244,13 @@ class Cycle {
   // ranks that sleep outside it would come only at their deadlines, and
   // the new ops with them. A rank that waits for a late peer's op gains
   // nothing by calling that peer's idle thread to round after round; its
-  // rounds go at the peer's idle pace (interval) and it sleeps.
+  // rounds go at the peer's idle pace (interval) and it sleeps. A round
+  // that called and still waits calls again now and then (kCallAgain).
   uint64_t rounds_begun_ = 0;
   std::chrono::steady_clock::time_point round_began_;
   bool round_news_ = false;
   bool summoned_ = false;
+  std::chrono::steady_clock::time_point last_summon_;
   std::vector<PendingOp*> incoming_;  // not owned (op_table.h)
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;

@@ -27,6 +27,10 @@ namespace {
 // while its frames wait for a socket to take them.
 constexpr auto kRoundSleep = std::chrono::milliseconds(100);
 constexpr auto kSendingNap = std::chrono::microseconds(100);
+// A round that called its neighbours and still waits calls them again this
+// often: a call that found a neighbour between two looks at its links is
+// not lost for good, and a neighbour already in the round ignores it.
+constexpr auto kCallAgain = kRoundSleep;
 
 }  // namespace
 
@@ -43,6 +47,7 @@ bool Cycle::wait_round(const Held& progress,
     if (now >= until) return false;
     if (summon_due(now)) {
       summoned_ = true;
+      last_summon_ = now;
       control_.summon(rounds_begun_);
     }
     if (!moved) {
@@ -53,7 +58,8 @@ bool Cycle::wait_round(const Held& progress,
 }
 
 bool Cycle::summon_due(std::chrono::steady_clock::time_point now) const {
-  if (summoned_ || now - round_began_ < spin_time_) return false;
+  if (now - round_began_ < spin_time_) return false;
+  if (summoned_ && now - last_summon_ < kCallAgain) return false;
   // An empty round (begun at this rank's cycle time) that new ops find
   // open: they go in the next round, which begins only when this one ends.
   return round_news_ || intake_.new_since(round_began_);
