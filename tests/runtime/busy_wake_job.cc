@@ -8,12 +8,16 @@
 // runs allreduces on the process set {1}; each needs a round over the
 // control plane, which gathers from every rank, the busy ones included,
 // which have nothing new to submit. Rank 1 calls its neighbour in the
-// control plane's tree, rank 0, to each of its rounds, which carry its op
-// (it starts them within a cycle time of the last one, so no empty round
-// comes first: that one would call nobody); rank 0 calls rank 2, the
-// other leaf. Were the busy ranks to join at their busy deadline (10 cycle
-// times, 5 s, after their last round), rank 1's first op alone would take
-// about 5 s.
+// control plane's tree, rank 0, to each of its rounds, which carry its op;
+// rank 0 calls rank 2, the other leaf. Were the busy ranks to join at
+// their busy deadline (10 cycle times, 5 s, after their last round), rank
+// 1's first op alone would take about 5 s.
+//
+// Then rank 1 idles past its cycle time, so that it sits in an empty round
+// of its own, which calls nobody, when its next op comes: the op calls the
+// others to that round. Were it to wait with the round until the busy
+// ranks come (when the late op ends, about 3 s later), it would take
+// seconds instead of milliseconds.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -33,6 +37,12 @@ constexpr auto kBusyDeadline = std::chrono::seconds(5);
 // Time for ranks 0 and 2 to negotiate their op and get busy with it, well
 // within a cycle time (500 ms) of that round.
 constexpr auto kSettle = std::chrono::milliseconds(200);
+// Rank 1's idle time before its op in an empty round: a cycle time, then
+// 200 ms into the round that begins then. The late op goes on meanwhile.
+constexpr auto kIntoEmptyRound = std::chrono::milliseconds(700);
+// Far below the wait for the late op's end (about 3 s) that the op in the
+// empty round had before it called the others.
+constexpr auto kEmptyRoundMost = std::chrono::seconds(1);
 
 long long ms_of(std::chrono::steady_clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
@@ -88,6 +98,14 @@ void summoned_while_busy() {
   expect(took < kBusyDeadline / 2,
          "the busy ranks joined late: " + std::to_string(ms_of(took)) +
              " ms for " + std::to_string(kOps) + " ops");
+
+  std::this_thread::sleep_for(kIntoEmptyRound);
+  const auto in_empty = allreduce_on(2, "after.idle", 2.0);
+  std::printf("rank %d: an op in an empty round beside busy ranks in %lld ms\n",
+              R, ms_of(in_empty));
+  expect(in_empty < kEmptyRoundMost,
+         "the op in an empty round waited for the busy ranks: " +
+             std::to_string(ms_of(in_empty)) + " ms");
 }
 
 }  // namespace

@@ -72,8 +72,10 @@ bool Cycle::run(const Held& progress,
     ++rounds_begun_;
     round_began_ = std::chrono::steady_clock::now();
     gather_requests(progress);
-    summoned_ = requests_.requests.empty() && requests_.cache_hits.empty() &&
-                requests_.cache_stale.empty() && !requests_.shutdown;
+    round_news_ = !requests_.requests.empty() ||
+                  !requests_.cache_hits.empty() ||
+                  !requests_.cache_stale.empty() || requests_.shutdown;
+    summoned_ = false;
     if (start_cache_bits_round(progress)) {
       round_ = Round::kCacheBits;
     } else {

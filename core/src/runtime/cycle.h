@@ -120,12 +120,14 @@ class Cycle {
   // `until` has come, driving the data path meanwhile: another rank may
   // need this one's part of a task before it can join the round. Waiting
   // longer than spin_time, it calls the ranks that sleep outside the round
-  // to it.
+  // to it (summon_due).
   bool wait_round(const Held& progress,
                   std::chrono::steady_clock::time_point until);
+  bool summon_due(std::chrono::steady_clock::time_point now) const;
   bool test_round(const Held& progress);
   // Sleeps for at most `most` on what can move the round: the data path,
-  // the wake fd and, in a round over the control plane, its links.
+  // the wake fd and, in a round over the control plane, its links. Until
+  // the round has called its neighbours, a new op wakes it.
   void sleep_in_round(std::chrono::nanoseconds most);
   // Over the control plane: gather to rank 0, which coordinates, then
   // broadcast; every rank runs the list.
@@ -236,15 +238,19 @@ class Cycle {
   enum class Round { kNone, kCacheBits, kGather, kBroadcast };
   Round round_ = Round::kNone;
   // Rounds begun, and whether this one has called the neighbours in the
-  // control plane's tree to it (ControlPlane::summon) once it waited
-  // spin_time, or needs not: only a round that carries something new
-  // (requests, cache bits, a shutdown) calls them. A rank that waits for a
-  // late peer's op gains nothing by calling that peer's idle thread to
-  // round after round; its rounds go at the peer's idle pace (interval)
-  // and it sleeps.
+  // control plane's tree to it (ControlPlane::summon). A round calls them
+  // once it has waited spin_time, when it carries something new (requests,
+  // cache bits, a shutdown: news) or ops came here since it began: the
+  // ranks that sleep outside it would come only at their deadlines, and
+  // the new ops with them. A rank that waits for a late peer's op gains
+  // nothing by calling that peer's idle thread to round after round; its
+  // rounds go at the peer's idle pace (interval) and it sleeps. A round
+  // that called and still waits calls again now and then (kCallAgain).
   uint64_t rounds_begun_ = 0;
   std::chrono::steady_clock::time_point round_began_;
+  bool round_news_ = false;
   bool summoned_ = false;
+  std::chrono::steady_clock::time_point last_summon_;
   std::vector<PendingOp*> incoming_;  // not owned (op_table.h)
   RequestList requests_;
   std::vector<uint8_t> request_bytes_, response_bytes_;

@@ -13,6 +13,7 @@
 #include "runtime/failure.h"
 #include "runtime/flight_recorder.h"
 #include "runtime/fusion.h"
+#include "runtime/op_intake.h"
 #include "runtime/process_sets.h"
 #include "runtime/stall_inspector.h"
 #include "runtime/wakeup.h"
@@ -26,6 +27,10 @@ namespace {
 // while its frames wait for a socket to take them.
 constexpr auto kRoundSleep = std::chrono::milliseconds(100);
 constexpr auto kSendingNap = std::chrono::microseconds(100);
+// A round that called its neighbours and still waits calls them again this
+// often: a call that found a neighbour between two looks at its links is
+// not lost for good, and a neighbour already in the round ignores it.
+constexpr auto kCallAgain = kRoundSleep;
 
 }  // namespace
 
@@ -40,8 +45,9 @@ bool Cycle::wait_round(const Held& progress,
     // their own time.
     if (flight_) flight_->tick(now);
     if (now >= until) return false;
-    if (!summoned_ && now - round_began_ >= spin_time_) {
+    if (summon_due(now)) {
       summoned_ = true;
+      last_summon_ = now;
       control_.summon(rounds_begun_);
     }
     if (!moved) {
@@ -49,6 +55,14 @@ bool Cycle::wait_round(const Held& progress,
           std::min<std::chrono::nanoseconds>(kRoundSleep, until - now));
     }
   }
+}
+
+bool Cycle::summon_due(std::chrono::steady_clock::time_point now) const {
+  if (now - round_began_ < spin_time_) return false;
+  if (summoned_ && now - last_summon_ < kCallAgain) return false;
+  // An empty round (begun at this rank's cycle time) that new ops find
+  // open: they go in the next round, which begins only when this one ends.
+  return round_news_ || intake_.new_since(round_began_);
 }
 
 bool Cycle::test_round(const Held& progress) {
@@ -65,7 +79,15 @@ void Cycle::sleep_in_round(std::chrono::nanoseconds most) {
       most = std::min<std::chrono::nanoseconds>(most, kSendingNap);
     }
   }
-  engine_.wait(most, round_fds_);
+  // Sleeping first: an op enqueued after the look below writes the fd.
+  // The flag is put back as it was: the background thread may sleep on
+  // it while a waiting caller runs the round.
+  const bool others_sleep = wakeup_.sleeping();
+  wakeup_.set_sleeping(others_sleep || !summoned_);
+  if (summoned_ || !intake_.new_since(round_began_)) {
+    engine_.wait(most, round_fds_);
+  }
+  wakeup_.set_sleeping(others_sleep);
   wakeup_.drain();
 }
 

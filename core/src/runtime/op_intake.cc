@@ -159,4 +159,13 @@ std::chrono::steady_clock::time_point OpIntake::last_new() const {
   return from_ns(last_new_ns_.load(std::memory_order_relaxed));
 }
 
+bool OpIntake::new_since(std::chrono::steady_clock::time_point t) const {
+  // has_new_ first: read after the sleeping flag's store, it either sees
+  // the latest enqueue's exchange, which published last_new_ns_, or that
+  // enqueue sees the flag and writes the wake fd. No take_new() comes
+  // between (both are the progress lock's holder's).
+  return has_new_.load() &&
+         from_ns(last_new_ns_.load(std::memory_order_relaxed)) > t;
+}
+
 }  // namespace hvd::runtime

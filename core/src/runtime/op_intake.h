@@ -26,8 +26,8 @@ class Wakeup;
 
 class OpIntake {
  public:
-  OpIntake(int32_t rank, std::chrono::nanoseconds spin_time,
-           ProcessSets& sets, Wakeup& wakeup, FlightRecorder* flight);
+  OpIntake(int32_t rank, std::chrono::nanoseconds spin_time, ProcessSets& sets,
+           Wakeup& wakeup, FlightRecorder* flight);
 
   // Any thread. Throws hvd::Error for an invalid op (naming it and what is
   // wrong), a duplicate name in flight, or a runtime that has stopped.
@@ -61,6 +61,9 @@ class OpIntake {
   bool take_new() { return has_new_.exchange(false); }
   std::chrono::steady_clock::time_point first_new() const;
   std::chrono::steady_clock::time_point last_new() const;
+  // Whether an op was enqueued after `t`. Read after Wakeup::set_sleeping
+  // (true), it misses no op whose enqueue found the thread awake.
+  bool new_since(std::chrono::steady_clock::time_point t) const;
 
  private:
   int32_t rank_;

@@ -24,6 +24,7 @@ class Wakeup {
   void drain();
   // Whether the thread sleeps where only the fd wakes it.
   void set_sleeping(bool sleeping) { sleeping_ = sleeping; }
+  bool sleeping() const { return sleeping_; }
   // A peer called this rank to a round (ControlPlane::on_round_called): an
   // idle rank joins it as soon as it is called.
   void call_to_round() {
