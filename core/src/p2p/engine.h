@@ -33,7 +33,7 @@
 
 #include "horovod/reducer.h"
 #include "p2p/native.h"
-#include "p2p/nested.h"
+#include "p2p/nested_collectives.h"
 #include "p2p/registration_cache.h"
 #include "p2p/tags.h"
 #include "p2p/team.h"

@@ -4,7 +4,7 @@
 // for that team and size) from the loaded set and posts it.
 #pragma once
 
-#include "p2p/nested.h"
+#include "p2p/nested_collectives.h"
 #include "runtime/reducers.h"
 
 namespace hvd::runtime {
