@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "common/host_access.h"
 #include "horovod_plugin/boundary.h"
+#include "horovod_plugin/job_files.h"
 
 namespace hvd_ofi {
 
@@ -70,6 +72,17 @@ Transport::Transport(const hvd_host* host)
 // fi_getinfo for the configured provider; with `hmem`, device memory too,
 // with `ordered`, send-after-send ordering (a provider without the one or
 // the other then answers nothing).
+// The shm provider's region is a file in /dev/shm named after the process
+// ("<pid>:<uid>:<n>"), which a rank that dies before closing leaves behind.
+// Named under the job's prefix, horovodrun removes it after the job.
+void Transport::name_shared_memory() {
+  if (std::strcmp(info_->fabric_attr->prov_name, "shm") != 0) return;
+  static std::atomic<unsigned> endpoints{0};
+  std::string name = hvd_plugin::job_file_prefix().substr(1) + "-ofi" +
+                     std::to_string(endpoints.fetch_add(1));
+  check_fi("fi_setname", fi_setname(&ep_->fid, name.data(), name.size() + 1));
+}
+
 fi_info* Transport::query(bool hmem, bool ordered, int* rc) const {
   fi_info* hints = fi_allocinfo();
   if (hints == nullptr) fail(HVD_ERR_OUT_OF_MEMORY, "ofi: fi_allocinfo");
@@ -147,6 +160,7 @@ void Transport::open_fabric() {
   check_fi("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
   check_fi("fi_ep_bind(av)", fi_ep_bind(ep_, &av_->fid, 0));
   check_fi("fi_ep_bind(cq)", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
+  name_shared_memory();
   check_fi("fi_enable", fi_enable(ep_));
   size_t len = sizeof(name_);
   check_fi("fi_getname", fi_getname(&ep_->fid, name_, &len));

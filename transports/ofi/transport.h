@@ -110,6 +110,7 @@ class Transport {
 
  private:
   void open_fabric();
+  void name_shared_memory();  // the shm provider's region, before fi_enable
   fi_info* query(bool hmem, bool ordered, int* rc) const;
   void open_wait_set();
   void close_all();

@@ -1,38 +1,19 @@
 #include "names.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <fstream>
+
+#include "horovod_plugin/job_files.h"
 
 namespace hvd_shm {
 namespace {
 
 std::atomic<uint64_t> g_counter{0};
 
-// The job id restricted to characters that are safe in a file name.
-std::string job_part() {
-  const char* job = std::getenv("HOROVOD_JOB_ID");
-  if (job == nullptr || *job == '\0') return "";
-  std::string out;
-  for (const char* p = job; *p != '\0' && out.size() < 64; ++p) {
-    char ch = *p;
-    bool safe = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
-    out += safe ? ch : '_';
-  }
-  return out;
-}
-
 }  // namespace
 
-std::string name_prefix() {
-  std::string job = job_part();
-  std::string pid = std::to_string(getpid());
-  return job.empty() ? "/hvd-p" + pid : "/hvd-" + job + "-" + pid;
-}
+std::string name_prefix() { return hvd_plugin::job_file_prefix(); }
 
 std::string next_name(char kind) {
   return name_prefix() + "-" + kind + std::to_string(g_counter.fetch_add(1));
