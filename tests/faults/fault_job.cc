@@ -21,7 +21,7 @@
 //   skip      leaves the op out
 //   shutdown  calls hvd_shutdown and exits 0, its work unfinished
 //   none      nothing (the job must then succeed)
-// Every rank prints "fault-job: rank R of job J" at start. The victim
+// Every rank prints "fault-job: rank R of job J, pid P" at start. The victim
 // prints "fault-job: injected FAULT ... at T" (T: CLOCK_REALTIME seconds)
 // just before it acts; a rank whose op fails prints "fault-job: rank R
 // detected at T: STATUS: MESSAGE" and exits 1; one that finishes prints
@@ -209,7 +209,8 @@ int main(int argc, char** argv) {
   options.process_set_count = 1;
   if (!init_job(argv[1], options)) return 1;
   const char* job = std::getenv("HOROVOD_JOB_ID");
-  std::printf("fault-job: rank %d of job %s\n", R, job ? job : "?");
+  std::printf("fault-job: rank %d of job %s, pid %d\n", R, job ? job : "?",
+              static_cast<int>(getpid()));
   std::fflush(stdout);
 
   Trainer trainer(R, N, fault);
