@@ -114,6 +114,30 @@ TEST_F(ApiOwnership, ANameIsTakenInFlightAndFreeOnceItsOpCompletes) {
   hvd_release(again);
 }
 
+TEST_F(ApiOwnership, ATensorNamedJoinAndAJoinAreInFlightTogether) {
+  Buffer b(HVD_FLOAT32, {2});
+  std::atomic<int> calls{0};
+  hvd_handle* tensor = enqueue_held("join", 0, b, calls);
+  ASSERT_NE(tensor, nullptr);
+  hvd_op join = make_op(HVD_COLL_JOIN, "", nullptr, 0);
+  join.name = nullptr;
+  hvd_handle* joined = nullptr;
+  ASSERT_EQ(hvd_enqueue(&join, &joined), HVD_OK) << hvd_last_error();
+  hvd_handle* second = nullptr;
+  EXPECT_EQ(hvd_enqueue(&join, &second), HVD_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hvd_last_error())
+                .find("a join is already in flight on process set 0"),
+            std::string::npos)
+      << hvd_last_error();
+
+  held_.ready = true;
+  EXPECT_EQ(hvd_wait(tensor, 30000), HVD_OK) << hvd_handle_message(tensor);
+  EXPECT_EQ(hvd_wait(joined, 30000), HVD_OK) << hvd_handle_message(joined);
+  hvd_release(tensor);
+  hvd_release(joined);
+  EXPECT_EQ(calls, 1);
+}
+
 TEST_F(ApiOwnership, RemovingASetFailsEachOpItHoldsOnce) {
   int32_t world[] = {0};
   int32_t id = -1;

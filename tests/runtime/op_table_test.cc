@@ -62,10 +62,22 @@ TEST(OpTable, RefusesANameInFlightAndTakesItOnceReleased) {
 
 TEST(OpTable, HoldsOneJoinWhateverItsName) {
   OpTable table(0);
-  table.insert(op_named("join.0", HVD_COLL_JOIN));
-  EXPECT_THROW(table.insert(op_named("join.1", HVD_COLL_JOIN)), Error);
-  table.insert(op_named("join.1"));  // an allreduce of that name
-  EXPECT_EQ(table.size(), 2u);
+  PendingOp* join = table.insert(op_named("join.0", HVD_COLL_JOIN));
+  std::string m = message_of(
+      [&] { table.insert(op_named("join.1", HVD_COLL_JOIN)); },
+      HVD_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(m.find("a join is already in flight on process set 0"),
+            std::string::npos)
+      << m;
+  // Tensors of any name, "join" too, are held beside it.
+  PendingOp* named_join = table.insert(op_named("join"));
+  table.insert(op_named("join.1"));
+  EXPECT_EQ(table.size(), 3u);
+  EXPECT_EQ(table.ops().size(), 3u);
+  table.release(*join);
+  EXPECT_THROW(table.release(*join), Error);
+  EXPECT_EQ(table.release(*named_join).get(), named_join);
+  EXPECT_EQ(table.size(), 1u);
 }
 
 TEST(OpTable, ASecondCompletionIsABugNamingTheOp) {

@@ -6,26 +6,26 @@
 
 namespace hvd::runtime {
 
-const std::string OpTable::kJoinKey = "join";
-
-const std::string& OpTable::key_of(const PendingOp& op) {
-  return op.collective() == HVD_COLL_JOIN ? kJoinKey : op.name();
+std::unique_ptr<PendingOp>& OpTable::slot_of(const PendingOp& op) {
+  return op.collective() == HVD_COLL_JOIN ? join_ : ops_[op.name()];
 }
 
 PendingOp* OpTable::insert(std::unique_ptr<PendingOp> op) {
   PendingOp* raw = op.get();
   std::lock_guard<std::mutex> lock(mutex_);
-  auto [it, inserted] = ops_.try_emplace(key_of(*raw));
-  if (!inserted) {
+  std::unique_ptr<PendingOp>& slot = slot_of(*raw);
+  if (slot) {
+    bool join = raw->collective() == HVD_COLL_JOIN;
     throw Error(HVD_ERR_INVALID_ARGUMENT,
                 raw->describe() +
-                    ": an op of this name is already in flight on process "
-                    "set " +
+                    (join ? ": a join is already in flight on process set "
+                          : ": an op of this name is already in flight on "
+                            "process set ") +
                     std::to_string(set_id_) +
-                    " (names must be unique among ops in flight)");
+                    (join ? "" : " (names must be unique among ops in flight)"));
   }
   raw->table = this;
-  it->second = std::move(op);
+  slot = std::move(op);
   return raw;
 }
 
@@ -33,8 +33,10 @@ std::unique_ptr<PendingOp> OpTable::release(const PendingOp& op) {
   std::unique_ptr<PendingOp> owned;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = ops_.find(key_of(op));
-    if (it != ops_.end() && it->second.get() == &op) {
+    if (op.collective() == HVD_COLL_JOIN) {
+      if (join_.get() == &op) owned = std::move(join_);
+    } else if (auto it = ops_.find(op.name());
+               it != ops_.end() && it->second.get() == &op) {
       owned = std::move(it->second);
       ops_.erase(it);
     }
@@ -50,14 +52,15 @@ std::unique_ptr<PendingOp> OpTable::release(const PendingOp& op) {
 std::vector<PendingOp*> OpTable::ops() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<PendingOp*> out;
-  out.reserve(ops_.size());
-  for (const auto& [key, op] : ops_) out.push_back(op.get());
+  out.reserve(ops_.size() + 1);
+  for (const auto& [name, op] : ops_) out.push_back(op.get());
+  if (join_) out.push_back(join_.get());
   return out;
 }
 
 size_t OpTable::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return ops_.size();
+  return ops_.size() + (join_ ? 1 : 0);
 }
 
 }  // namespace hvd::runtime

@@ -1,6 +1,7 @@
 // The ops of one process set on this rank, from hvd_enqueue until each
-// completes: the table owns them, keyed by name (a set's one join in flight
-// by kJoinKey). Every other holder (the intake's queue, the cycle's lists,
+// completes: the table owns them, keyed by name, and a set's one join in
+// flight in a slot of its own (any name, "join" too, is a tensor's). Every
+// other holder (the intake's queue, the cycle's lists,
 // the set's negotiating view, the executor's slots) keeps a non-owning
 // pointer, valid until the op is released from here; completion releases
 // it exactly once (OpIntake::complete).
@@ -29,7 +30,8 @@ class OpTable {
 
   // Takes `op` and returns it, noting itself as its owner. Throws
   // hvd::Error HVD_ERR_INVALID_ARGUMENT naming the op and the set when an
-  // op of its key is in flight (the op is then dropped).
+  // op of its name, or for a join another join, is in flight (the op is
+  // then dropped).
   PendingOp* insert(std::unique_ptr<PendingOp> op);
   // Gives `op` up to the caller, who completes and frees it. Throws
   // hvd::Error HVD_ERR_INTERNAL naming the op when this table does not
@@ -40,15 +42,14 @@ class OpTable {
   size_t size() const;
   bool empty() const { return size() == 0; }
 
-  // The key joins are held under (a set has one join in flight).
-  static const std::string kJoinKey;
-
  private:
-  static const std::string& key_of(const PendingOp& op);
+  // Where `op` is held, or would be: its name's entry or the join's slot.
+  std::unique_ptr<PendingOp>& slot_of(const PendingOp& op);
 
   const int32_t set_id_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<PendingOp>> ops_;
+  std::unique_ptr<PendingOp> join_;
 };
 
 }  // namespace hvd::runtime
