@@ -112,13 +112,7 @@ void summoned_while_busy() {
 
 int main(int argc, char** argv) {
   if (argc != 2) return usage(argv[0], "CONFIG.toml");
-  const int32_t pair[] = {0, 2};
-  const int32_t alone[] = {1};
-  const int32_t* sets[] = {pair, alone};
-  int32_t sizes[] = {2, 1};
   JobOptions options;
-  options.init.process_sets = sets;
-  options.init.process_set_sizes = sizes;
-  options.init.process_set_count = 2;
+  options.process_sets = {{0, 2}, {1}};
   return run_once("busy wake", argv[1], summoned_while_busy, options);
 }

@@ -597,12 +597,8 @@ int main(int argc, char** argv) {
   const int size_hint = std::atoi(size_text ? size_text : "1");
   std::vector<int32_t> even;
   for (int r = 0; r < size_hint; r += 2) even.push_back(r);
-  const int32_t* sets[] = {even.data()};
-  int32_t sizes[] = {static_cast<int32_t>(even.size())};
   JobOptions options;
-  options.init.process_sets = sets;
-  options.init.process_set_sizes = sizes;
-  options.init.process_set_count = 1;
+  options.process_sets = {even};
   return run_job_per_config(
       argc, argv, "collectives",
       [&](const std::string& stem) {

@@ -49,13 +49,8 @@ void pair_ops_beside_an_idle_rank() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int32_t pair[] = {0, 1};
-  const int32_t* sets[] = {pair};
-  int32_t sizes[] = {2};
   JobOptions options;
-  options.init.process_sets = sets;
-  options.init.process_set_sizes = sizes;
-  options.init.process_set_count = 1;
+  options.process_sets = {{0, 1}};
   return run_once("idle wake", argc > 1 ? argv[1] : nullptr,
                   pair_ops_beside_an_idle_rank, options);
 }

@@ -327,13 +327,8 @@ int main(int argc, char** argv) {
   if (argc != 3) {
     return usage(argv[0], "DYNAMIC.toml STATIC.toml");
   }
-  int32_t low[] = {0, 1}, high[] = {2, 3};
-  const int32_t* sets[] = {low, high};
-  int32_t sizes[] = {2, 2};
   JobOptions options;
-  options.init.process_sets = sets;
-  options.init.process_set_sizes = sizes;
-  options.init.process_set_count = 2;
+  options.process_sets = {{0, 1}, {2, 3}};
   if (run_once(
           "process sets (dynamic)", argv[1], [] { process_sets(true); },
           options)) {

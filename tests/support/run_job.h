@@ -3,9 +3,11 @@
 // "rank R: NAME: passed" (or FAILED) that the exit status agrees with.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "mp_support.h"
 
@@ -18,7 +20,8 @@ inline int usage(const std::string& program, const char* arguments) {
 }
 
 struct JobOptions {
-  hvd_init_options init{};  // process sets and the like; not the config path
+  // Static process sets given to hvd_init, each a list of world ranks.
+  std::vector<std::vector<int32_t>> process_sets;
   // Shutting down stops the runtime on every rank: wait for all first (off
   // where the body leaves the runtime failed, or where a barrier's round
   // would count against what the job measures).
@@ -33,7 +36,17 @@ struct JobOptions {
 inline int run_once(const std::string& name, const char* config,
                     const std::function<void()>& body,
                     const JobOptions& options = {}) {
-  if (!init_job(config, options.init)) return 1;
+  std::vector<const int32_t*> sets;
+  std::vector<int32_t> sizes;
+  for (const std::vector<int32_t>& set : options.process_sets) {
+    sets.push_back(set.data());
+    sizes.push_back(static_cast<int32_t>(set.size()));
+  }
+  hvd_init_options init{};
+  init.process_sets = sets.data();
+  init.process_set_sizes = sizes.data();
+  init.process_set_count = static_cast<int32_t>(sets.size());
+  if (!init_job(config, init)) return 1;
   body();
   if (options.barrier) run_op(bare_op(HVD_COLL_BARRIER));
   expect_ok(hvd_shutdown(), "hvd_shutdown");
