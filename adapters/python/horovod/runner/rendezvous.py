@@ -213,6 +213,7 @@ class Rendezvous:
         self.max_connections = 4 * size + 64
         self.unjoined = collections.OrderedDict()
         self.max_wait_s = MAX_WAIT_S
+        self.join_window_s = JOIN_WINDOW_S
         self.stranger_log = StrangerLog()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -272,7 +273,7 @@ class Rendezvous:
         except socket.timeout:
             self.stranger_log(
                 f"rendezvous: closed connection from {peer}: no valid JOIN "
-                f"within {JOIN_WINDOW_S:g} s")
+                f"within {self.join_window_s:g} s")
         except OSError:
             pass  # the peer went away
         except Exception as e:  # never let one connection stop the service

@@ -10,7 +10,7 @@ import struct
 import time
 
 from horovod.runner.log import log
-from horovod.runner.protocol import Drop, JOIN_WINDOW_S, MAGIC, MAX_UNJOINED
+from horovod.runner.protocol import Drop, MAGIC, MAX_UNJOINED
 
 # Connections accepted per wake-up at most, so that those already open are
 # read between bursts of new ones.
@@ -124,8 +124,9 @@ class Door:
         except OSError:
             conn.close()
             return
-        opening = Opening(conn, session, time.monotonic() + JOIN_WINDOW_S)
         service = self.service
+        opening = Opening(conn, session,
+                          time.monotonic() + service.join_window_s)
         with service.changed:
             evicted = None
             if len(service.unjoined) >= MAX_UNJOINED:
@@ -162,8 +163,12 @@ class Door:
             log(f"rendezvous: internal error serving {session.peer}: {e!r}")
         else:
             self._forget(opening)
-            self.service.hand_over(opening.conn, session, request,
-                                   opening.deadline)
+            try:
+                self.service.hand_over(opening.conn, session, request,
+                                       opening.deadline)
+            except RuntimeError as e:  # no thread to be had
+                log(f"rendezvous: cannot serve {session.peer}: {e}")
+                opening.conn.close()
             return
         self._close(opening)
 
@@ -176,7 +181,7 @@ class Door:
             self._close(oldest)
             self.service.stranger_log(
                 f"rendezvous: closed connection from {oldest.session.peer}: "
-                f"no valid JOIN within {JOIN_WINDOW_S:g} s")
+                f"no valid JOIN within {self.service.join_window_s:g} s")
 
     def _forget(self, opening):
         """Takes `opening` off the door's books: selector and budget."""
