@@ -8,6 +8,7 @@ import io
 import os
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -15,7 +16,8 @@ import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "python"))
+ADAPTERS = os.path.join(HERE, "..", "..", "adapters", "python")
+sys.path.insert(0, ADAPTERS)
 
 from horovod.runner import log, protocol  # noqa: E402
 from horovod.runner.rendezvous import (  # noqa: E402
@@ -25,6 +27,23 @@ import launcher_testlib as lib  # noqa: E402
 
 SECRET = bytes(32)
 JOIN = struct.pack(">II", 0, 2) + lib.pack_str("job") + lib.pack_str("h")
+
+
+# A service with room for a few more descriptors only, and a short JOIN
+# window; it prints its port and serves until its stdin closes.
+SERVICE_SHORT_OF_FDS = """
+import os, resource, sys
+sys.path.insert(0, sys.argv[1])
+from horovod.runner.rendezvous import Rendezvous
+service = Rendezvous("127.0.0.1", 2, bytes(32), "job")
+service.join_window_s = 0.5
+service.start()
+room = len(os.listdir("/proc/self/fd")) + 6
+resource.setrlimit(resource.RLIMIT_NOFILE,
+                   (room, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+print(service.port, flush=True)
+sys.stdin.read()
+"""
 
 
 def body(seq, op, fields):
@@ -88,12 +107,7 @@ class Limits(unittest.TestCase):
             self.assertEqual(len(rest), 16)
             # A rank still joins: the strangers hold no place of its.
             client = socket.create_connection(address, timeout=10)
-            nonce = lib.recv_exact(client, 20)[4:]
-            client.sendall(struct.pack(">I", 32 + 9 + len(JOIN)) +
-                           signed(nonce, body(0, protocol.OP_JOIN, JOIN)))
-            n = struct.unpack(">I", lib.recv_exact(client, 4))[0]
-            reply = lib.recv_exact(client, n)
-            self.assertEqual(reply[32 + 9], protocol.STATUS_OK)
+            self.assertEqual(self.join(client), protocol.STATUS_OK)
             for s in others + [oldest, client]:
                 s.close()
         with self.service.changed:
@@ -146,16 +160,38 @@ class Limits(unittest.TestCase):
             # Ten of them silent and open, ten refused: no thread for any.
             self.assertEqual(threading.active_count(), threads)
             client = socket.create_connection(address, timeout=10)
-            nonce = lib.recv_exact(client, 20)[4:]
-            client.sendall(struct.pack(">I", 32 + 9 + len(JOIN)) +
-                           signed(nonce, body(0, protocol.OP_JOIN, JOIN)))
-            n = struct.unpack(">I", lib.recv_exact(client, 4))[0]
-            self.assertEqual(lib.recv_exact(client, n)[32 + 9],
-                             protocol.STATUS_OK)
+            self.assertEqual(self.join(client), protocol.STATUS_OK)
             # The rank's connection has a thread of its own.
             self.assertEqual(threading.active_count(), threads + 1)
             for conn in strangers + [client]:
                 conn.close()
+
+    def join(self, client):
+        """Sends a valid JOIN on `client`; the response's status."""
+        nonce = lib.recv_exact(client, 20)[4:]
+        client.sendall(struct.pack(">I", 32 + 9 + len(JOIN)) +
+                       signed(nonce, body(0, protocol.OP_JOIN, JOIN)))
+        n = struct.unpack(">I", lib.recv_exact(client, 4))[0]
+        return lib.recv_exact(client, n)[32 + 9]
+
+    def test_the_service_outlives_running_out_of_descriptors(self):
+        child = subprocess.Popen(
+            [sys.executable, "-c", SERVICE_SHORT_OF_FDS, ADAPTERS],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            address = ("127.0.0.1", int(child.stdout.readline()))
+            strangers = [socket.create_connection(address, timeout=10)
+                         for _ in range(20)]
+            # Accepted once strangers' windows have ended and freed theirs.
+            client = socket.create_connection(address, timeout=10)
+            self.assertEqual(self.join(client), protocol.STATUS_OK)
+            for conn in strangers + [client]:
+                conn.close()
+        finally:
+            _, err = child.communicate(timeout=10)
+        self.assertIn("rendezvous: cannot accept a connection: [Errno 24]",
+                      err)
 
     def joined(self, rank):
         session = Session(self.service, f"peer{rank}", bytes(16))

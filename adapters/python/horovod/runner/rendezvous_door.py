@@ -100,11 +100,13 @@ class Door:
                 conn, peer = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return True
+            except ConnectionAbortedError:
+                continue  # gone before its accept
             except OSError as e:
                 if listener.fileno() < 0:
                     return False
-                # Out of descriptors, or a peer gone before its accept:
-                # a pause rather than a spin on a listener still readable.
+                # Out of descriptors: a pause rather than a spin on a
+                # listener still readable, until strangers' windows end.
                 self.service.stranger_log(
                     f"rendezvous: cannot accept a connection: {e}")
                 time.sleep(0.01)
