@@ -130,12 +130,10 @@ class Member:
 class Session:
     """One connection's protocol state: the nonce of its greeting, the next
     sequence number, and what its opening request made (`member`: a Member
-    after a JOIN, None before). `conn` is the
-    socket (None when frames come from elsewhere, as in tests/fuzz)."""
+    after a JOIN, None before)."""
 
-    def __init__(self, service, peer, nonce, conn=None):
+    def __init__(self, service, peer, nonce):
         self.service, self.peer, self.nonce = service, peer, nonce
-        self.conn = conn
         self.seq, self.member = 0, None
         self.counted = False  # in the service's budget of joined connections
 
@@ -236,9 +234,9 @@ class Rendezvous:
         with self.changed:
             return set(self.joined)
 
-    def open_session(self, conn, peer):
+    def open_session(self, peer):
         """A new connection's Session, with the nonce of its greeting."""
-        return Session(self, peer, secrets.token_bytes(NONCE_BYTES), conn)
+        return Session(self, peer, secrets.token_bytes(NONCE_BYTES))
 
     def hand_over(self, conn, session, request, deadline):
         """Gives a connection whose first frame verified (Session.verify's

@@ -115,7 +115,7 @@ class Door:
         return True
 
     def _greet(self, conn, peer):
-        session = self.service.open_session(conn, peer)
+        session = self.service.open_session(peer)
         try:
             conn.setblocking(False)
             # 20 bytes into an empty send buffer: short only when the peer
