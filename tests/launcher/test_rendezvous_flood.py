@@ -31,8 +31,9 @@ FD_MARGIN = 2 * 64 + 32
 THREAD_MARGIN = 16
 # Connections a second the flood must reach for its figures to count. A
 # service with a thread per stranger took ~650-1,100/s on the 2-core
-# machine the test was written on; one without, 28,000-38,000/s (README).
-MIN_RATE = 5000
+# machine the test was written on; one without, 28,000-38,000/s (README):
+# a tenth of that leaves room for a busier machine.
+MIN_RATE = 3000
 # Each flooder keeps this many silent connections open (slowloris).
 SILENT = 40
 
