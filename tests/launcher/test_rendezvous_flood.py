@@ -1,8 +1,10 @@
 """The rendezvous service under a flood from loopback: thousands of
 connections a second that close at once, send garbage, declare huge frames,
 sit silent, or sign a JOIN with a wrong secret. Meanwhile a real 2-rank job
-(horovod-demo) starts and finishes, and horovodrun's resident memory, open
-file descriptors and threads stay bounded.
+(horovod-demo) starts and finishes, and horovodrun's resident memory and
+open file descriptors stay bounded; its threads stay near their figure
+before the flood, since a connection that never sends a verified frame gets
+no thread.
 
 FLOOD_SECONDS (default 10) sets how long the flood lasts; tools/
 rendezvous-flood runs it longer."""
@@ -25,7 +27,13 @@ FLOODERS = 2
 # + 64 with one).
 RSS_MARGIN_MIB = 64
 FD_MARGIN = 2 * 64 + 32
-THREAD_MARGIN = 2 * 64 + 32
+# Strangers get no thread: only the ranks' connections do (a few each).
+THREAD_MARGIN = 16
+# Connections a second the flood must reach for its figures to count. A
+# service with a thread per stranger took ~650-1,100/s on the 2-core
+# machine the test was written on; one without, 28,000-38,000/s (README):
+# a tenth of that leaves room for a busier machine.
+MIN_RATE = 3000
 # Each flooder keeps this many silent connections open (slowloris).
 SILENT = 40
 
@@ -150,10 +158,12 @@ class Flood(unittest.TestCase):
               f"MiB, {peak[1]} fds, {peak[2]} threads")
         self.assertEqual(status, 0, out + err)
         self.assertIn("allreduce", out.lower(), out)
-        self.assertGreater(rate, 300, "the flood was too thin to count")
+        self.assertGreater(rate, MIN_RATE, "the flood was too thin to count: "
+                           "the service takes connections too slowly")
         self.assertLess(peak[0], before[0] + RSS_MARGIN_MIB)
         self.assertLess(peak[1], before[1] + FD_MARGIN)
-        self.assertLess(peak[2], before[2] + THREAD_MARGIN)
+        self.assertLess(peak[2], before[2] + THREAD_MARGIN,
+                        "connections that never joined were given threads")
         # Strangers' lines are held back past a few every 5 s.
         stranger_lines = [x for x in err.splitlines() if "rendezvous:" in x]
         self.assertLess(len(stranger_lines),

@@ -1,19 +1,23 @@
 """The rendezvous service's limits, in process: frames before a JOIN are
 no longer than a JOIN, connections without a JOIN have a budget of their
-own (the oldest is closed past it), a GET waits no longer than the cap, and
-lines about strangers are rate-limited."""
+own (the oldest is closed past it) and a window to send it in, and no
+thread until a first frame verifies; a GET waits no longer than the cap,
+and lines about strangers are rate-limited."""
 
 import io
 import os
 import socket
 import struct
+import subprocess
 import sys
+import threading
 import time
 import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "python"))
+ADAPTERS = os.path.join(HERE, "..", "..", "adapters", "python")
+sys.path.insert(0, ADAPTERS)
 
 from horovod.runner import log, protocol  # noqa: E402
 from horovod.runner.rendezvous import (  # noqa: E402
@@ -23,6 +27,23 @@ import launcher_testlib as lib  # noqa: E402
 
 SECRET = bytes(32)
 JOIN = struct.pack(">II", 0, 2) + lib.pack_str("job") + lib.pack_str("h")
+
+
+# A service with room for a few more descriptors only, and a short JOIN
+# window; it prints its port and serves until its stdin closes.
+SERVICE_SHORT_OF_FDS = """
+import os, resource, sys
+sys.path.insert(0, sys.argv[1])
+from horovod.runner.rendezvous import Rendezvous
+service = Rendezvous("127.0.0.1", 2, bytes(32), "job")
+service.join_window_s = 0.5
+service.start()
+room = len(os.listdir("/proc/self/fd")) + 6
+resource.setrlimit(resource.RLIMIT_NOFILE,
+                   (room, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+print(service.port, flush=True)
+sys.stdin.read()
+"""
 
 
 def body(seq, op, fields):
@@ -86,17 +107,91 @@ class Limits(unittest.TestCase):
             self.assertEqual(len(rest), 16)
             # A rank still joins: the strangers hold no place of its.
             client = socket.create_connection(address, timeout=10)
-            nonce = lib.recv_exact(client, 20)[4:]
-            client.sendall(struct.pack(">I", 32 + 9 + len(JOIN)) +
-                           signed(nonce, body(0, protocol.OP_JOIN, JOIN)))
-            n = struct.unpack(">I", lib.recv_exact(client, 4))[0]
-            reply = lib.recv_exact(client, n)
-            self.assertEqual(reply[32 + 9], protocol.STATUS_OK)
+            self.assertEqual(self.join(client), protocol.STATUS_OK)
             for s in others + [oldest, client]:
                 s.close()
         with self.service.changed:
             self.assertLessEqual(len(self.service.unjoined),
                                  protocol.MAX_UNJOINED)
+
+    def wait_closed(self, conn):
+        """Reads `conn` to its end (at most 5 s); what came after the
+        greeting."""
+        conn.settimeout(5)
+        rest = b""
+        while True:
+            chunk = conn.recv(64)
+            if not chunk:
+                return rest
+            rest += chunk
+
+    def test_connections_without_a_join_close_after_the_window(self):
+        self.service.join_window_s = 0.3
+        self.service.start()
+        address = (self.service.address, self.service.port)
+        lines = []
+        with mock.patch("horovod.runner.rendezvous.log", lines.append):
+            silent = socket.create_connection(address, timeout=10)
+            cut = socket.create_connection(address, timeout=10)
+            cut.sendall(struct.pack(">I", 100) + b"part of a frame")
+            for conn in (silent, cut):
+                self.assertEqual(lib.recv_exact(conn, 20)[:4],
+                                 protocol.MAGIC)
+                self.assertEqual(self.wait_closed(conn), b"")
+                conn.close()
+        self.assertEqual(len([x for x in lines if
+                              "no valid JOIN within 0.3 s" in x]), 2, lines)
+
+    def test_strangers_get_no_thread(self):
+        self.service.start()
+        address = (self.service.address, self.service.port)
+        threads = threading.active_count()
+        forged = struct.pack(">I", 32 + 9 + len(JOIN)) + bytes(32) + \
+            body(0, protocol.OP_JOIN, JOIN)
+        with mock.patch("horovod.runner.rendezvous.log"):
+            strangers = []
+            for i in range(20):
+                conn = socket.create_connection(address, timeout=10)
+                lib.recv_exact(conn, 20)  # accepted: greeted
+                if i % 2:
+                    conn.sendall(forged)
+                    self.assertEqual(self.wait_closed(conn), b"")
+                strangers.append(conn)
+            # Ten of them silent and open, ten refused: no thread for any.
+            self.assertEqual(threading.active_count(), threads)
+            client = socket.create_connection(address, timeout=10)
+            self.assertEqual(self.join(client), protocol.STATUS_OK)
+            # The rank's connection has a thread of its own.
+            self.assertEqual(threading.active_count(), threads + 1)
+            for conn in strangers + [client]:
+                conn.close()
+
+    def join(self, client):
+        """Sends a valid JOIN on `client`; the response's status."""
+        nonce = lib.recv_exact(client, 20)[4:]
+        client.sendall(struct.pack(">I", 32 + 9 + len(JOIN)) +
+                       signed(nonce, body(0, protocol.OP_JOIN, JOIN)))
+        n = struct.unpack(">I", lib.recv_exact(client, 4))[0]
+        return lib.recv_exact(client, n)[32 + 9]
+
+    def test_the_service_outlives_running_out_of_descriptors(self):
+        child = subprocess.Popen(
+            [sys.executable, "-c", SERVICE_SHORT_OF_FDS, ADAPTERS],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            address = ("127.0.0.1", int(child.stdout.readline()))
+            strangers = [socket.create_connection(address, timeout=10)
+                         for _ in range(20)]
+            # Accepted once strangers' windows have ended and freed theirs.
+            client = socket.create_connection(address, timeout=10)
+            self.assertEqual(self.join(client), protocol.STATUS_OK)
+            for conn in strangers + [client]:
+                conn.close()
+        finally:
+            _, err = child.communicate(timeout=10)
+        self.assertIn("rendezvous: cannot accept a connection: [Errno 24]",
+                      err)
 
     def joined(self, rank):
         session = Session(self.service, f"peer{rank}", bytes(16))

@@ -39,6 +39,10 @@ STATUS_OK, STATUS_TIMEOUT, STATUS_ERROR = 0, 1, 2
 CLIENT, SERVER = b"C", b"S"  # the direction each frame's tag covers
 
 
+class Drop(Exception):
+    """A frame the service refuses: logged, and the connection closed."""
+
+
 class Malformed(Exception):
     """A request whose fields do not parse."""
 

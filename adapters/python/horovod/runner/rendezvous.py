@@ -1,7 +1,10 @@
 """The rendezvous service: the job's key-value store, served over TCP to the
 ranks that authenticate with the job's secret (tools/horovodrun/
-PROTOCOL.md). One thread accepts, one thread serves each connection; a
-Session holds one connection's protocol state, free of sockets."""
+PROTOCOL.md). One thread accepts every connection and serves its opening
+up to a first frame that verifies (rendezvous_door.py), so strangers get no
+thread; each connection that knows the job's secret then has a thread of
+its own. A Session holds one connection's protocol state, free of
+sockets."""
 
 import collections
 import hmac
@@ -13,16 +16,13 @@ import time
 
 from horovod.runner.log import Fatal, log, vlog
 from horovod.runner.protocol import (
-    CLIENT, JOIN_WINDOW_S, MAGIC, MAX_BYTES_PER_RANK, MAX_FRAME,
-    MAX_JOIN_FRAME, MAX_KEY_BYTES, MAX_KEYS_PER_RANK, MAX_UNJOINED,
-    MAX_VALUE_BYTES, MAX_WAIT_S, MIN_FRAME, NONCE_BYTES,
+    CLIENT, JOIN_WINDOW_S, MAX_BYTES_PER_RANK, MAX_FRAME,
+    MAX_JOIN_FRAME, MAX_KEY_BYTES, MAX_KEYS_PER_RANK,
+    MAX_VALUE_BYTES, MAX_WAIT_S, MIN_FRAME, NONCE_BYTES, Drop,
     OP_ALLGATHER, OP_GET, OP_JOIN, OP_NAMES, OP_PUT, RESPONSE_BIT, SERVER,
     STATUS_ERROR, STATUS_OK, STATUS_TIMEOUT, TAG_BYTES, Malformed, Reader,
     frame_tag, pack_blob, pack_str)
-
-
-class Drop(Exception):
-    """A frame the service refuses: logged, and the connection closed."""
+from horovod.runner.rendezvous_door import Door
 
 
 class OverBudget(Exception):
@@ -130,12 +130,10 @@ class Member:
 class Session:
     """One connection's protocol state: the nonce of its greeting, the next
     sequence number, and what its opening request made (`member`: a Member
-    after a JOIN, None before). `conn` is the
-    socket (None when frames come from elsewhere, as in tests/fuzz)."""
+    after a JOIN, None before)."""
 
-    def __init__(self, service, peer, nonce, conn=None):
+    def __init__(self, service, peer, nonce):
         self.service, self.peer, self.nonce = service, peer, nonce
-        self.conn = conn
         self.seq, self.member = 0, None
         self.counted = False  # in the service's budget of joined connections
 
@@ -154,6 +152,12 @@ class Session:
     def handle(self, frame):
         """Serves one frame (tag, then body). Returns the response frame,
         length prefix included, and whether the connection ends after it."""
+        return self.dispatch(*self.verify(frame))
+
+    def verify(self, frame):
+        """The checks that need no handler: the tag, the sequence number,
+        and an op this connection may send now. Returns (seq, op, a Reader
+        at the op's fields) for dispatch(); Drop when the frame fails."""
         service = self.service
         tag, body = frame[:TAG_BYTES], frame[TAG_BYTES:]
         if not hmac.compare_digest(
@@ -169,6 +173,11 @@ class Session:
             raise Drop(f"unknown op {op}")
         if self.member is None and op not in service.opening_ops:
             raise Drop(f"{OP_NAMES[op]} before JOIN")
+        return got_seq, op, reader
+
+    def dispatch(self, seq, op, reader):
+        """Serves a verified request: the handler's answer, as handle()."""
+        service = self.service
         try:
             status, fields, member = service._handle(op, reader, self.member,
                                                      self.peer)
@@ -177,8 +186,7 @@ class Session:
         if self.member is None and member is not None:
             service._joined_connection(self)
         self.member = member
-        reply = struct.pack(">QBB", got_seq, op | RESPONSE_BIT,
-                            status) + fields
+        reply = struct.pack(">QBB", seq, op | RESPONSE_BIT, status) + fields
         tag = frame_tag(service.secret, SERVER, self.nonce, reply)
         return (struct.pack(">I", TAG_BYTES + len(reply)) + tag + reply,
                 status == STATUS_ERROR)
@@ -197,12 +205,13 @@ class Rendezvous:
         self.world = Store(size, self.changed)
         self.joined = {}  # rank -> host name given in its first JOIN
         # Connections that have joined, and those that have not yet (in the
-        # order they came, socket -> peer name): separate budgets, so
-        # strangers never take a rank's place.
+        # order they came, socket -> rendezvous_door.Opening): separate
+        # budgets, so strangers never take a rank's place.
         self.connections = 0
         self.max_connections = 4 * size + 64
         self.unjoined = collections.OrderedDict()
         self.max_wait_s = MAX_WAIT_S
+        self.join_window_s = JOIN_WINDOW_S
         self.stranger_log = StrangerLog()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -211,45 +220,35 @@ class Rendezvous:
         except OSError as e:
             raise Fatal(f"cannot bind the rendezvous service to {address}: "
                         f"{e.strerror}") from None
-        self.listener.listen(1024)
+        # A flood outpaces the accept loop in bursts; past the backlog the
+        # kernel drops SYNs, which stalls each client it drops, a rank too,
+        # for a second. The kernel caps it at net.core.somaxconn.
+        self.listener.listen(4096)
         self.address, self.port = self.listener.getsockname()[:2]
 
     def start(self):
-        threading.Thread(target=self._accept_loop, name="rendezvous",
+        threading.Thread(target=Door(self).run, name="rendezvous",
                          daemon=True).start()
 
     def joined_ranks(self):
         with self.changed:
             return set(self.joined)
 
-    def _accept_loop(self):
-        while True:
-            try:
-                conn, peer = self.listener.accept()
-            except OSError:
-                return
-            peer_name = f"{peer[0]}:{peer[1]}"
-            with self.changed:
-                evicted = None
-                if len(self.unjoined) >= MAX_UNJOINED:
-                    evicted = self.unjoined.popitem(last=False)
-                self.unjoined[conn] = peer_name
-            if evicted is not None:
-                self.stranger_log(
-                    f"rendezvous: closed connection from {evicted[1]}: no "
-                    f"valid JOIN before {MAX_UNJOINED} newer connections")
-                try:  # its thread sees the end of stream and finishes
-                    evicted[0].shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-            threading.Thread(target=self._serve, args=(conn, peer_name),
-                             daemon=True).start()
+    def open_session(self, peer):
+        """A new connection's Session, with the nonce of its greeting."""
+        return Session(self, peer, secrets.token_bytes(NONCE_BYTES))
+
+    def hand_over(self, conn, session, request, deadline):
+        """Gives a connection whose first frame verified (Session.verify's
+        `request`) a serving thread of its own."""
+        threading.Thread(target=self._serve,
+                         args=(conn, session, request, deadline),
+                         daemon=True).start()
 
     def _joined_connection(self, session):
         """A connection's first valid JOIN: it moves to the ranks' budget, or
         is refused when that is full."""
         with self.changed:
-            self.unjoined.pop(session.conn, None)
             full = self.connections >= self.max_connections
             if not full:
                 self.connections += 1
@@ -257,11 +256,12 @@ class Rendezvous:
         if full:
             raise Drop(f"{self.max_connections} connections of ranks open")
 
-    def _serve(self, conn, peer):
-        session = Session(self, peer, secrets.token_bytes(NONCE_BYTES), conn)
+    def _serve(self, conn, session, request, deadline):
+        peer = session.peer
         try:
+            conn.setblocking(True)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._serve_frames(conn, session)
+            self._serve_frames(conn, session, request, deadline)
         except Drop as e:
             message = f"rendezvous: dropped message from {peer}: {e}"
             if session.member is None:
@@ -271,16 +271,15 @@ class Rendezvous:
         except socket.timeout:
             self.stranger_log(
                 f"rendezvous: closed connection from {peer}: no valid JOIN "
-                f"within {JOIN_WINDOW_S:g} s")
+                f"within {self.join_window_s:g} s")
         except OSError:
             pass  # the peer went away
         except Exception as e:  # never let one connection stop the service
             log(f"rendezvous: internal error serving {peer}: {e!r}")
         finally:
             conn.close()
-            with self.changed:
-                self.unjoined.pop(conn, None)
-                if session.counted:
+            if session.counted:
+                with self.changed:
                     self.connections -= 1
 
     @staticmethod
@@ -304,23 +303,23 @@ class Rendezvous:
             got += len(chunk)
         return b"".join(chunks)
 
-    def _serve_frames(self, conn, session):
-        conn.sendall(MAGIC + session.nonce)
-        deadline = time.monotonic() + JOIN_WINDOW_S  # until a valid JOIN
+    def _serve_frames(self, conn, session, request, deadline):
+        """Answers `request`, then every next request; `deadline` holds
+        until the connection has joined."""
         while True:
-            head = self._recv_exact(conn, 4, deadline, at_boundary=True)
-            if head is None:
-                return
-            n = struct.unpack(">I", head)[0]
-            session.check_length(n)
-            frame = self._recv_exact(conn, n, deadline)
-            response, last = session.handle(frame)
+            response, last = session.dispatch(*request)
             if session.member is not None:
                 deadline = None
             conn.settimeout(None)
             conn.sendall(response)
             if last:
                 return
+            head = self._recv_exact(conn, 4, deadline, at_boundary=True)
+            if head is None:
+                return
+            n = struct.unpack(">I", head)[0]
+            session.check_length(n)
+            request = session.verify(self._recv_exact(conn, n, deadline))
 
     def handlers(self):
         return {OP_JOIN: self._join, OP_PUT: self._put, OP_GET: self._get,
