@@ -147,20 +147,8 @@ TEST(AbiV1_0, TransportRejectsAnotherEpoch) {
 
 // ---- reducer ----------------------------------------------------------
 
-// The core's point-to-point layer for N ranks in one thread: messages wait
-// in a mailbox keyed by (from, to, step).
-struct Mailbox {
-  std::map<std::tuple<int, int, uint32_t>, std::deque<std::vector<uint8_t>>>
-      queues;
-};
-
 }  // namespace
 }  // namespace hvd
-
-struct hvd_p2p_s {
-  hvd::Mailbox* mailbox;
-  hvd_team team;
-};
 
 struct hvd_p2p_request_s {
   bool is_recv;
@@ -173,6 +161,31 @@ struct hvd_p2p_request_s {
 namespace hvd {
 namespace {
 
+// The core's point-to-point layer for N ranks in one thread: messages wait
+// in a mailbox keyed by (from, to, step). The mailbox owns the requests, as
+// the core does: a task aborted with receives posted frees none of them.
+struct Mailbox {
+  std::map<std::tuple<int, int, uint32_t>, std::deque<std::vector<uint8_t>>>
+      queues;
+  std::vector<std::unique_ptr<hvd_p2p_request>> requests;
+
+  hvd_p2p_request* request(const hvd_p2p_request& r) {
+    requests.push_back(std::make_unique<hvd_p2p_request>(r));
+    return requests.back().get();
+  }
+};
+
+}  // namespace
+}  // namespace hvd
+
+struct hvd_p2p_s {
+  hvd::Mailbox* mailbox;
+  hvd_team team;
+};
+
+namespace hvd {
+namespace {
+
 const hvd_team* p2p_team(hvd_p2p* p) { return &p->team; }
 
 hvd_status p2p_isend(hvd_p2p* p, int32_t peer, const void* buf, size_t bytes,
@@ -180,13 +193,13 @@ hvd_status p2p_isend(hvd_p2p* p, int32_t peer, const void* buf, size_t bytes,
   auto* data = static_cast<const uint8_t*>(buf);
   p->mailbox->queues[{p->team.rank, peer, step}].emplace_back(data,
                                                               data + bytes);
-  *req = new hvd_p2p_request{false, peer, nullptr, bytes, step};
+  *req = p->mailbox->request({false, peer, nullptr, bytes, step});
   return HVD_OK;
 }
 
-hvd_status p2p_irecv(hvd_p2p*, int32_t peer, void* buf, size_t bytes,
+hvd_status p2p_irecv(hvd_p2p* p, int32_t peer, void* buf, size_t bytes,
                      uint32_t step, hvd_p2p_request** req) {
-  *req = new hvd_p2p_request{true, peer, buf, bytes, step};
+  *req = p->mailbox->request({true, peer, buf, bytes, step});
   return HVD_OK;
 }
 
@@ -204,7 +217,6 @@ hvd_status p2p_test(hvd_p2p* p, hvd_p2p_request* req, int32_t* done,
   out->status = HVD_OK;
   out->peer = -1;
   out->bytes = req->bytes;
-  delete req;
   return HVD_OK;
 }
 
