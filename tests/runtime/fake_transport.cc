@@ -5,6 +5,7 @@
 #include "horovod_plugin/enums.h"
 
 struct hvd_request_s {
+  hvd_transport_s* owner = nullptr;
   bool done = false;
   hvd_conn_s* conn = nullptr;
   void* buf = nullptr;
@@ -25,9 +26,16 @@ uint64_t mask(const hvd_conn_s* c, uint64_t tag) {
   return bits >= 64 ? tag : tag & ((uint64_t{1} << bits) - 1);
 }
 
-// A request already done: `bytes` moved.
-hvd_request_s* finished(size_t bytes) {
+hvd_request_s* new_request(hvd_transport_s* t) {
   auto* r = new hvd_request_s;
+  r->owner = t;
+  t->requests.insert(r);
+  return r;
+}
+
+// A request already done: `bytes` moved.
+hvd_request_s* finished(hvd_transport_s* t, size_t bytes) {
+  hvd_request_s* r = new_request(t);
   r->done = true;
   r->completion.struct_size = sizeof(hvd_completion);
   r->completion.status = HVD_OK;
@@ -37,6 +45,8 @@ hvd_request_s* finished(size_t bytes) {
 }
 
 hvd_status fake_finalize(hvd_transport* t) {
+  for (hvd_request* r : t->requests) delete r;
+  for (hvd_conn_s* c : t->conns) delete c;
   delete t;
   return HVD_OK;
 }
@@ -54,6 +64,7 @@ hvd_status fake_properties(hvd_transport* t, hvd_transport_properties* p) {
 const char* fake_last_error(hvd_transport*) { return ""; }
 
 hvd_status fake_conn_close(hvd_conn* c) {
+  c->transport->conns.erase(c);
   delete c;
   return HVD_OK;
 }
@@ -86,7 +97,7 @@ hvd_status fake_isend(hvd_conn* c, const void* buf, size_t bytes, uint64_t tag,
   if (bytes) std::memcpy(m.data.data(), buf, bytes);
   t->sent.push_back(m);
   c->peer->inbox.push_back(std::move(m));
-  *req = finished(bytes);
+  *req = finished(t, bytes);
   return HVD_OK;
 }
 
@@ -94,7 +105,7 @@ hvd_status fake_irecv(hvd_conn* c, void* buf, size_t bytes, uint64_t tag,
                       hvd_mr* mr, hvd_request** req) {
   if (c->transport->refuse != HVD_OK) return c->transport->refuse;
   if (c->transport->options.needs_mr && !mr) return HVD_ERR_INVALID_ARGUMENT;
-  auto* r = new hvd_request_s;
+  hvd_request_s* r = new_request(c->transport);
   r->conn = c;
   r->buf = buf;
   r->bytes = bytes;
@@ -127,6 +138,8 @@ hvd_status fake_test(hvd_request* r, int32_t* done, hvd_completion* out) {
   *done = r->done ? 1 : 0;
   if (r->done) {
     *out = r->completion;
+    hvd_transport_s* owner = r->owner;
+    owner->requests.erase(r);
     delete r;
   }
   return HVD_OK;
@@ -163,6 +176,7 @@ hvd_status comm_create(hvd_transport* t, const hvd_team* team,
     return HVD_AGAIN;
   }
   auto* c = new FakeComm;
+  c->transport = t;
   c->members.assign(team->world_ranks, team->world_ranks + team->size);
   c->mem_kinds = t->options.mem_kinds;
   c->log = t->options.collectives_log;
@@ -182,10 +196,11 @@ int32_t supports(hvd_coll_comm* c, hvd_collective, hvd_dtype, hvd_reduce_op,
   return (fake_comm(c)->mem_kinds & HVD_MEM_BIT(mem)) ? 1 : 0;
 }
 
-hvd_status allreduce(hvd_coll_comm*, const void*, void*, size_t count,
+hvd_status allreduce(hvd_coll_comm* c, const void*, void*, size_t count,
                      hvd_dtype dtype, hvd_reduce_op, hvd_stream,
                      hvd_request** req) {
-  *req = finished(count * hvd_plugin::dtype_size(dtype));
+  *req =
+      finished(fake_comm(c)->transport, count * hvd_plugin::dtype_size(dtype));
   return HVD_OK;
 }
 
@@ -240,6 +255,8 @@ void fake_connect(hvd_transport_s* a, int32_t rank_a, hvd_transport_s* b,
   cb->peer = ca;
   ca->peer_rank = rank_b;
   cb->peer_rank = rank_a;
+  a->conns.insert(ca);
+  b->conns.insert(cb);
   *conn_a = ca;
   *conn_b = cb;
 }

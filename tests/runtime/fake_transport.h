@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <unordered_set>
 #include <vector>
 
 #include "horovod/transport.h"
@@ -33,6 +34,11 @@ struct FakeMessage {
 
 struct hvd_transport_s {
   FakeOptions options;
+  // What the transport owns and frees at finalize at the latest, as a real
+  // one does: its requests until test() reports them done (an aborted job
+  // leaves some), and its ends of connections until conn_close.
+  std::unordered_set<hvd_request*> requests;
+  std::unordered_set<hvd_conn_s*> conns;
   int registrations = 0;
   int deregistrations = 0;
   int isends = 0;
@@ -56,6 +62,7 @@ void fake_connect(hvd_transport_s* a, int32_t rank_a, hvd_transport_s* b,
 
 // A communicator of the fake collectives extension.
 struct FakeComm {
+  hvd_transport_s* transport = nullptr;
   std::vector<int32_t> members;  // world ranks, in team order
   uint32_t mem_kinds = 0;        // the transport's
   FakeCollectivesLog* log = nullptr;

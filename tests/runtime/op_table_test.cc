@@ -63,9 +63,9 @@ TEST(OpTable, RefusesANameInFlightAndTakesItOnceReleased) {
 TEST(OpTable, HoldsOneJoinWhateverItsName) {
   OpTable table(0);
   PendingOp* join = table.insert(op_named("join.0", HVD_COLL_JOIN));
-  std::string m = message_of(
-      [&] { table.insert(op_named("join.1", HVD_COLL_JOIN)); },
-      HVD_ERR_INVALID_ARGUMENT);
+  std::string m =
+      message_of([&] { table.insert(op_named("join.1", HVD_COLL_JOIN)); },
+                 HVD_ERR_INVALID_ARGUMENT);
   EXPECT_NE(m.find("a join is already in flight on process set 0"),
             std::string::npos)
       << m;
@@ -74,8 +74,8 @@ TEST(OpTable, HoldsOneJoinWhateverItsName) {
   table.insert(op_named("join.1"));
   EXPECT_EQ(table.size(), 3u);
   EXPECT_EQ(table.ops().size(), 3u);
-  table.release(*join);
-  EXPECT_THROW(table.release(*join), Error);
+  std::unique_ptr<PendingOp> released = table.release(*join);
+  EXPECT_THROW(table.release(*released), Error);
   EXPECT_EQ(table.release(*named_join).get(), named_join);
   EXPECT_EQ(table.size(), 1u);
 }
