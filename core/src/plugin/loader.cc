@@ -38,6 +38,16 @@ std::string file_name(int kind, const std::string& name) {
          ".so";
 }
 
+// Under AddressSanitizer a plugin stays mapped after dlclose, and with it
+// the libraries it pulled in: what they allocated is then reported under
+// their names (and suppressible by them, tools/sanitizers/lsan.supp) and
+// what they still hold stays reachable, instead of "<unknown module>".
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kKeepMapped = RTLD_NODELETE;
+#else
+constexpr int kKeepMapped = 0;
+#endif
+
 // dlerror() usually starts with the path we just gave it; say it once. A
 // library the plugin links that this machine lacks (Open MPI, UCX, Gloo ...
 // on a machine without them) is named as such: "not loadable: <library>
@@ -75,7 +85,7 @@ Attempt try_file(int kind, const std::string& path) {
     return attempt;
   }
   attempt.exists = true;
-  void* dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kKeepMapped);
   if (dl == nullptr) {
     attempt.status = HVD_ERR_NOT_FOUND;
     attempt.reason = dlopen_reason(path);
