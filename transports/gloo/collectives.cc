@@ -49,6 +49,7 @@ Comm::~Comm() {
     stopping_ = true;
     for (Job& j : jobs_) {
       transport_.complete(j.req, HVD_ERR_SHUT_DOWN, -1, 0);
+      transport_.release(j.req);
     }
     jobs_.clear();
   }
@@ -101,6 +102,7 @@ void Comm::run() {
     std::lock_guard<std::mutex> lock(mu_);
     running_ = nullptr;
     finish(job.req, status, peer, job.bytes);
+    transport_.release(job.req);
   }
 }
 
@@ -148,6 +150,9 @@ Request* Comm::post(Body body, uint64_t bytes) {
                         failure_peer_, 0);
     return r;
   }
+  // Held while queued and running: an abort completes it, and the core may
+  // then free its own hold before this thread is done with it.
+  transport_.hold(r);
   jobs_.push_back(Job{r, std::move(body), bytes});
   cv_.notify_one();
   return r;
@@ -183,7 +188,10 @@ void Comm::abort(hvd_status reason, int32_t peer) {
     failure_ = reason;
     failure_peer_ = peer;
   }
-  for (Job& j : jobs_) transport_.complete(j.req, failure_, failure_peer_, 0);
+  for (Job& j : jobs_) {
+    transport_.complete(j.req, failure_, failure_peer_, 0);
+    transport_.release(j.req);
+  }
   jobs_.clear();
   if (running_ != nullptr) {
     transport_.complete(running_, failure_, failure_peer_, 0);

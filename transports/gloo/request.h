@@ -1,6 +1,7 @@
 // A send, receive or collective of the gloo transport. The plugin's threads
-// finish it (complete()); the core's thread sees the result through test(),
-// which frees it.
+// finish it (complete()); the core's thread sees the result through test().
+// It is freed once its last holder lets go (Transport::release): the core,
+// when test() reports it, and a communicator's thread, while it runs it.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,7 @@ struct Request {
   std::shared_ptr<std::atomic<uint32_t>> in_flight;
   std::atomic<bool> claimed{false};  // complete() was called
   std::atomic<bool> complete{false};
+  std::atomic<int> holders{1};  // the core, until test() reports it done
   hvd_completion result{};
 };
 

@@ -289,12 +289,17 @@ hvd_status Transport::test(Request* r, int32_t* done, hvd_completion* out) {
     std::memcpy(out, &c, size);
   }
   if (r->in_flight) r->in_flight->fetch_sub(1);
+  release(r);
+  return HVD_OK;
+}
+
+void Transport::release(Request* r) {
+  if (r->holders.fetch_sub(1) != 1) return;
   {
     std::lock_guard<std::mutex> lock(live_mu_);
     live_.erase(r);
   }
   delete r;
-  return HVD_OK;
 }
 
 hvd_status Transport::wait_arm() {

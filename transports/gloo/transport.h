@@ -83,6 +83,9 @@ class Transport {
   // From any of the plugin's threads.
   Request* new_request(std::shared_ptr<std::atomic<uint32_t>> in_flight);
   void complete(Request* r, hvd_status status, int32_t peer, uint64_t bytes);
+  // A holder's hold on `r` (Request::holders); the last one frees it.
+  void hold(Request* r) { r->holders.fetch_add(1); }
+  void release(Request* r);
 
  private:
   const hvd_host* host_;
