@@ -16,13 +16,14 @@ PendingOp* OpTable::insert(std::unique_ptr<PendingOp> op) {
   std::unique_ptr<PendingOp>& slot = slot_of(*raw);
   if (slot) {
     bool join = raw->collective() == HVD_COLL_JOIN;
-    throw Error(HVD_ERR_INVALID_ARGUMENT,
-                raw->describe() +
-                    (join ? ": a join is already in flight on process set "
-                          : ": an op of this name is already in flight on "
-                            "process set ") +
-                    std::to_string(set_id_) +
-                    (join ? "" : " (names must be unique among ops in flight)"));
+    throw Error(
+        HVD_ERR_INVALID_ARGUMENT,
+        raw->describe() +
+            (join ? ": a join is already in flight on process set "
+                  : ": an op of this name is already in flight on "
+                    "process set ") +
+            std::to_string(set_id_) +
+            (join ? "" : " (names must be unique among ops in flight)"));
   }
   raw->table = this;
   slot = std::move(op);
