@@ -150,4 +150,10 @@ bool DeviceFusion::reached(const DeviceRun& run, size_t slot,
   return true;
 }
 
+void DeviceFusion::settle(const DeviceRun& run) {
+  if (run.stream == nullptr) return;
+  const hvd_device_api* dev = device_api();
+  dev->stream_synchronize(dev->ctx, run.stream);
+}
+
 }  // namespace hvd::runtime

@@ -79,6 +79,10 @@ class DeviceFusion {
   // Whether the work last issued for `slot` is complete; throws hvd::Error
   // naming `what` when it failed.
   bool reached(const DeviceRun& run, size_t slot, const std::string& what);
+  // Waits until the stream has done all that was queued for `run`: its ops
+  // may fail only once nothing on the device still reads or writes their
+  // tensors, which their owners then free. Errors are the failure's own.
+  void settle(const DeviceRun& run);
 
  private:
   struct Buffer {

@@ -543,6 +543,7 @@ void Executor::fail_all(hvd_status status, const std::string& message) {
       slot.reducer->api().task_free(slot.task);
       slot.task = nullptr;
     }
+    if (slot.device_run.active) device_fusion_.settle(slot.device_run);
     for (PendingOp* op : slot.ops) {
       if (op) complete_(op, status, prefixed(*op, message));
     }
